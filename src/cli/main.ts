@@ -1,0 +1,67 @@
+// gguf-edge command-line entry: dispatches `gguf-edge <command> [args]` to one module per command.
+// Each command module exports `run(args): Promise<number>` (the exit code) and a `help` string.
+// stdout carries program output only; logs, progress and errors go to stderr.
+
+export interface Command {
+  /** one line for the command list */
+  summary: string;
+  /** full --help text */
+  help: string;
+  run(args: string[]): Promise<number>;
+}
+
+type Loader = () => Promise<Command>;
+
+// Lazy imports keep `gguf-edge --help` fast and let each command pull only what it needs.
+const commands: Record<string, Loader> = {
+  inspect: async () => (await import('./commands/inspect.js')).command,
+};
+
+export function registerCommand(name: string, loader: Loader): void {
+  commands[name] = loader;
+}
+
+async function topHelp(): Promise<string> {
+  const lines = ['gguf-edge: run GGUF models directly (GGUF in, tokens out).', '', 'Usage: gguf-edge <command> [options]', '', 'Commands:'];
+  for (const [name, load] of Object.entries(commands)) {
+    let summary = '';
+    try { summary = (await load()).summary; } catch { summary = '(unavailable)'; }
+    lines.push(`  ${name.padEnd(12)} ${summary}`);
+  }
+  lines.push('', "Run 'gguf-edge <command> --help' for a command's options.");
+  return lines.join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write((await topHelp()) + '\n');
+    return name ? 0 : 1;
+  }
+  if (name === '--version' || name === '-v') {
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'));
+    process.stdout.write(`gguf-edge ${pkg.version}\n`);
+    return 0;
+  }
+  const load = commands[name];
+  if (!load) {
+    process.stderr.write(`gguf-edge: unknown command '${name}'. Run 'gguf-edge --help' for the list.\n`);
+    return 2;
+  }
+  const cmd = await load();
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(cmd.help.trimEnd() + '\n');
+    return 0;
+  }
+  try {
+    return await cmd.run(rest);
+  } catch (e) {
+    // One clear line, no stack trace, for every error that reaches the top (typed errors carry their code).
+    const err = e as { code?: string; message?: string };
+    const code = err.code ? `[${err.code}] ` : '';
+    process.stderr.write(`gguf-edge ${name}: ${code}${err.message ?? String(e)}\n`);
+    if (process.env.GGUF_EDGE_DEBUG) process.stderr.write(String((e as Error).stack) + '\n');
+    return 1;
+  }
+}
