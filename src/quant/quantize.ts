@@ -162,6 +162,23 @@ function quantQ8_0(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: nu
   }
 }
 
+/**
+ * Q8_0 as ggml's x86 CPU backend quantizes *activations* (quantize_row_q8_0, AVX2 path; the
+ * repacked GEMM's quantize_mat_q8_0 does the same): id = 127/amax and round-half-to-even,
+ * which differs from the reference quantizer (id = 1/d, roundf) in rare last-bit cases.
+ */
+export function quantQ8_0Activations(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
+  const nb = checkBlocks('Q8_0', n, QK);
+  for (let i = 0; i < nb; i++, xo += QK, yo += Q8_0_BYTES) {
+    let amax = 0;
+    for (let j = 0; j < QK; j++) amax = Math.max(amax, Math.abs(x[xo + j]!));
+    const d = f(amax / 127);
+    const id = amax !== 0 ? f(127 / amax) : 0;
+    putF16(y, yo, d);
+    for (let j = 0; j < QK; j++) y[yo + 2 + j] = nearestInt(f(x[xo + j]! * id)) & 0xff;
+  }
+}
+
 function quantQ8_1(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
   const nb = checkBlocks('Q8_1', n, QK);
   for (let i = 0; i < nb; i++, xo += QK, yo += Q8_1_BYTES) {

@@ -16,7 +16,7 @@ import {
 } from './blocks.js';
 import { DataViewCache, checkBlocks, readF16, readU16, readU32 } from './bytes.js';
 import { F16_TO_F32, bf16ToF32 } from './float16.js';
-import { quantizer } from './quantize.js';
+import { quantizer, quantQ8_0Activations } from './quantize.js';
 
 const f = Math.fround;
 
@@ -55,7 +55,8 @@ const ACTIVATION_TYPES = new Set<number>([GgmlType.F32, GgmlType.F16, GgmlType.B
  */
 export function quantizeActivations(vecType: number, src: Float32Array, srcOffset: number, dst: Uint8Array, dstOffset: number, n: number): void {
   if (!ACTIVATION_TYPES.has(vecType)) throw new Error(`quantizeActivations: ${ggmlTypeName(vecType)} is not an activation type`);
-  quantizer(vecType)(src, srcOffset, dst, dstOffset, n);
+  if (vecType === GgmlType.Q8_0) quantQ8_0Activations(src, srcOffset, dst, dstOffset, n);
+  else quantizer(vecType)(src, srcOffset, dst, dstOffset, n);
 }
 
 // ---------------------------------------------------------------- float rows
@@ -262,8 +263,7 @@ function dotQ3_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
 
 function dotQ4_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
   const nb = checkBlocks('Q4_K', n, QK_K);
-  laneSums.fill(0);
-  let sumf = 0;
+  let acc = 0, accm = 0;
   for (let i = 0; i < nb; i++, wo += Q4_K_BYTES, ao += Q8_K_BYTES) {
     aux32.fill(0);
     let sumi = 0; // sum over groups of min * (activation sum of the group)
@@ -279,10 +279,11 @@ function dotQ4_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
       }
     }
     const yd = q8kD(a, ao);
-    addLanes(f(readF16(w, wo + Q4K_D) * yd));
-    sumf = f(sumf - f(f(readF16(w, wo + Q4K_DMIN) * yd) * sumi));
+    const S = aux32[0]! + aux32[1]! + aux32[2]! + aux32[3]! + aux32[4]! + aux32[5]! + aux32[6]! + aux32[7]!;
+    acc = f(acc + f(readF16(w, wo + Q4K_D) * yd) * S);
+    accm = f(accm + f(readF16(w, wo + Q4K_DMIN) * yd) * sumi);
   }
-  return finishLanes(sumf);
+  return f(acc - accm);
 }
 
 function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
@@ -314,7 +315,7 @@ function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
 
 function dotQ6_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
   const nb = checkBlocks('Q6_K', n, QK_K);
-  laneSums.fill(0);
+  let acc = 0;
   for (let i = 0; i < nb; i++, wo += Q6_K_BYTES, ao += Q8_K_BYTES) {
     aux32.fill(0);
     for (let half = 0; half < 2; half++) {
@@ -332,9 +333,10 @@ function dotQ6_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
         }
       }
     }
-    addLanes(f(readF16(w, wo + Q6K_D) * q8kD(a, ao)));
+    const S = aux32[0]! + aux32[1]! + aux32[2]! + aux32[3]! + aux32[4]! + aux32[5]! + aux32[6]! + aux32[7]!;
+    acc = f(acc + f(readF16(w, wo + Q6K_D) * q8kD(a, ao)) * S);
   }
-  return finishLanes(0);
+  return acc;
 }
 
 function dotIQ4_XS(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
