@@ -14,9 +14,10 @@ import {
   Q6_K_BYTES, Q6K_D, Q6K_QH, Q6K_QL, Q6K_SCALES, Q8_0_BYTES, Q8_1_BYTES, Q8_K_BYTES, Q8K_BSUMS, Q8K_D, Q8K_QS, QK, QK_K,
   scaleMinK4, scaleQ3K,
 } from './blocks.js';
-import { DataViewCache, checkBlocks, readF16, readU16, readU32 } from './bytes.js';
-import { F16_TO_F32, bf16ToF32 } from './float16.js';
+import { DataViewCache, checkBlocks, readF16, readU16, readU32, writeU16 } from './bytes.js';
+import { F16_TO_F32, bf16ToF32, f32ToF16 } from './float16.js';
 import { quantizer } from './quantize.js';
+import { nearestInt } from './rounding.js';
 
 const f = Math.fround;
 
@@ -47,14 +48,52 @@ export function vecDotType(weightType: number): number {
   return t;
 }
 
+/**
+ * How Q8_0/Q8_1 activations are rounded. ggml's CPU backend has per-architecture versions:
+ * - 'x86' (default): the AVX/AVX2/AVX512 quantize_row_q8_0/q8_1, which llama.cpp uses on x86
+ *   and which produced the parity fixtures: id = 127/amax and ties to even.
+ * - 'ref': quantize_row_q8_0_ref/q8_1_ref (the generic scalar path): id = 1/(amax/127) and
+ *   roundf (ties away from zero).
+ * They agree except on exact ties and when the two ways of computing id differ in the last
+ * bit. Q8_K has a single version (the reference) on x86, so both flavours use it.
+ */
+export type ActivationFlavor = 'x86' | 'ref';
+
 const ACTIVATION_TYPES = new Set<number>([GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q8_1, GgmlType.Q8_K]);
+
+/** The x86 SIMD quantize_row_q8_0 (withSum false) / quantize_row_q8_1 (withSum true). */
+function quantQ8x86(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number, withSum: boolean): void {
+  const bytes = withSum ? Q8_1_BYTES : Q8_0_BYTES;
+  const qs = withSum ? 4 : 2;
+  const nb = checkBlocks(withSum ? 'Q8_1' : 'Q8_0', n, QK);
+  for (let i = 0; i < nb; i++, xo += QK, yo += bytes) {
+    let amax = 0;
+    for (let j = 0; j < QK; j++) amax = Math.max(amax, Math.abs(x[xo + j]!));
+    const d = f(amax / 127);
+    const dh = f32ToF16(d);
+    writeU16(y, yo, dh);
+    const id = amax !== 0 ? f(127 / amax) : 0;
+    let sum = 0;
+    for (let j = 0; j < QK; j++) {
+      const q = nearestInt(f(x[xo + j]! * id));
+      y[yo + qs + j] = q & 0xff;
+      sum += q;
+    }
+    if (withSum) writeU16(y, yo + 2, f32ToF16(f(d * sum)));
+  }
+}
 
 /**
  * Convert n f32 activations to `vecType` (one of vecDotType's results), as ggml's from_float
- * does: quantize_row_q8_0/q8_1/q8_K (the reference rounding), f16/bf16 rounding, or a copy.
+ * does: Q8_0/Q8_1 (see ActivationFlavor), quantize_row_q8_K, f16/bf16 rounding, or a copy.
  */
-export function quantizeActivations(vecType: number, src: Float32Array, srcOffset: number, dst: Uint8Array, dstOffset: number, n: number): void {
+export function quantizeActivations(vecType: number, src: Float32Array, srcOffset: number, dst: Uint8Array, dstOffset: number, n: number,
+  flavor: ActivationFlavor = 'x86'): void {
   if (!ACTIVATION_TYPES.has(vecType)) throw new Error(`quantizeActivations: ${ggmlTypeName(vecType)} is not an activation type`);
+  if (flavor === 'x86' && (vecType === GgmlType.Q8_0 || vecType === GgmlType.Q8_1)) {
+    quantQ8x86(src, srcOffset, dst, dstOffset, n, vecType === GgmlType.Q8_1);
+    return;
+  }
   quantizer(vecType)(src, srcOffset, dst, dstOffset, n);
 }
 

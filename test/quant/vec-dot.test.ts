@@ -35,14 +35,47 @@ test('quantizeActivations: f16/bf16 round each value, f32 copies, q8 types match
   assert.deepEqual(back, x);
   for (const vt of [T.Q8_0, T.Q8_1, T.Q8_K]) {
     const a = new Uint8Array(rowBytes(vt, 256)), b = new Uint8Array(rowBytes(vt, 256));
-    quantizeActivations(vt, x, 0, a, 0, 256);
+    quantizeActivations(vt, x, 0, a, 0, 256, 'ref');
     quantizeRow(vt, x, 0, b, 0, 256);
     assert.deepEqual(a, b, ggmlTypeName(vt));
   }
+  // Q8_K has one flavour on x86: the reference.
+  const k1 = new Uint8Array(292), k2 = new Uint8Array(292);
+  quantizeActivations(T.Q8_K, x, 0, k1, 0, 256);
+  quantizeRow(T.Q8_K, x, 0, k2, 0, 256);
+  assert.deepEqual(k1, k2);
   assert.throws(() => quantizeActivations(T.Q4_0, x, 0, h, 0, 256), /not an activation type/);
 });
 
 /** Random but valid IQ4_XS row (we have no quantizer for it): small f16 d, random bits. */
+test("x86 Q8_0/Q8_1 activations: id = 127/amax, ties to even; 'ref' uses roundf", () => {
+  const x = new Float32Array(32);
+  x.set([127, 2.5, -2.5, 0.5, 1.5, -0.5, 3.5, -127]);
+  const x86 = new Uint8Array(34), ref = new Uint8Array(34);
+  quantizeActivations(T.Q8_0, x, 0, x86, 0, 32);
+  quantizeActivations(T.Q8_0, x, 0, ref, 0, 32, 'ref');
+  const q = (b: Uint8Array, o: number) => Array.from(b.subarray(o, o + 8), (v) => (v << 24) >> 24);
+  assert.deepEqual(q(x86, 2), [127, 2, -2, 0, 2, 0, 4, -127]);
+  assert.deepEqual(q(ref, 2), [127, 3, -3, 1, 2, -1, 4, -127]);
+  assert.equal(x86[0]! | (x86[1]! << 8), 0x3c00);
+  const s1 = new Uint8Array(36);
+  quantizeActivations(T.Q8_1, x, 0, s1, 0, 32);
+  assert.deepEqual(q(s1, 4), [127, 2, -2, 0, 2, 0, 4, -127]);
+  assert.equal(f16ToF32(s1[2]! | (s1[3]! << 8)), 6); // d * sum = 1 * (2 - 2 + 2 + 4)
+  // On ordinary data the two flavours differ only rarely, and then by one step.
+  const g = gaussian(32 * 256, 1, 21);
+  const a = new Uint8Array(34 * 256), b = new Uint8Array(34 * 256);
+  quantizeActivations(T.Q8_0, g, 0, a, 0, g.length);
+  quantizeActivations(T.Q8_0, g, 0, b, 0, g.length, 'ref');
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) {
+    if (i % 34 < 2) { assert.equal(a[i], b[i]); continue; }
+    const da = (a[i]! << 24) >> 24, db = (b[i]! << 24) >> 24;
+    if (da !== db) { diff++; assert.equal(Math.abs(da - db), 1); }
+  }
+  assert.ok(diff < g.length / 1000, `${diff} differing quants`);
+});
+
 function randomIQ4XS(nBlocks: number, seed: number): Uint8Array {
   let s = seed;
   const r = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) >>> 24;
