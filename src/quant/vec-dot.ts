@@ -289,9 +289,14 @@ function dotQ3_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
     for (let g = 0; g < 8; g++) {
       const q = wo + Q3K_QS + 32 * (g >> 2), shift = 2 * (g & 3), q8 = ao + Q8K_QS + 32 * g;
       const s0 = q3Scales[2 * g]!, s1 = q3Scales[2 * g + 1]!;
-      for (let m = 0; m < 32; m++) {
-        const v = ((w[q + m]! >> shift) & 3) - ((w[wo + Q3K_HMASK + m]! >> g) & 1 ? 0 : 4);
-        aux32[m & 7] += (m < 16 ? s0 : s1) * (v * ((a[q8 + m]! << 24) >> 24));
+      const hm = wo + Q3K_HMASK;
+      for (let m = 0; m < 16; m++) {
+        const v = ((w[q + m]! >> shift) & 3) - 4 + (((w[hm + m]! >> g) & 1) << 2);
+        aux32[m & 7] += s0 * (v * ((a[q8 + m]! << 24) >> 24));
+      }
+      for (let m = 16; m < 32; m++) {
+        const v = ((w[q + m]! >> shift) & 3) - 4 + (((w[hm + m]! >> g) & 1) << 2);
+        aux32[m & 7] += s1 * (v * ((a[q8 + m]! << 24) >> 24));
       }
     }
     addLanes(f(readF16(w, wo + Q3K_D) * q8kD(a, ao)));
@@ -337,10 +342,9 @@ function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
       sumi += (sm >> 8) * (q8kBsum(a, ao, 2 * j) + q8kBsum(a, ao, 2 * j + 1));
       const q = wo + Q5K_QS + 32 * (j >> 1);
       const shift = 4 * (j & 1);
-      const hbit = 1 << j;
-      const q8 = ao + Q8K_QS + 32 * j;
+      const q8 = ao + Q8K_QS + 32 * j, qh = wo + Q5K_QH;
       for (let l = 0; l < 32; l++) {
-        const v = ((w[q + l]! >> shift) & 0xf) + ((w[wo + Q5K_QH + l]! & hbit) !== 0 ? 16 : 0);
+        const v = ((w[q + l]! >> shift) & 0xf) | (((w[qh + l]! >> j) & 1) << 4);
         aux32[l & 7] += scale * (v * ((a[q8 + l]! << 24) >> 24));
       }
     }
@@ -364,10 +368,15 @@ function dotQ6_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
       // r<2, high otherwise), top bits (qh[l] >> 2r) & 3; scale per 16 values.
       for (let r = 0; r < 4; r++) {
         const qlo = ql + 32 * (r & 1), nshift = r < 2 ? 0 : 4, hshift = 2 * r;
-        for (let l = 0; l < 32; l++) {
+        const s0 = (w[sc + 2 * r]! << 24) >> 24, s1 = (w[sc + 2 * r + 1]! << 24) >> 24;
+        const q8r = q8 + 32 * r;
+        for (let l = 0; l < 16; l++) {
           const v = (((w[qlo + l]! >> nshift) & 0xf) | (((w[qh + l]! >> hshift) & 3) << 4)) - 32;
-          const s = (w[sc + 2 * r + (l >> 4)]! << 24) >> 24;
-          aux32[l & 7] += s * (v * ((a[q8 + 32 * r + l]! << 24) >> 24));
+          aux32[l & 7] += s0 * (v * ((a[q8r + l]! << 24) >> 24));
+        }
+        for (let l = 16; l < 32; l++) {
+          const v = (((w[qlo + l]! >> nshift) & 0xf) | (((w[qh + l]! >> hshift) & 3) << 4)) - 32;
+          aux32[l & 7] += s1 * (v * ((a[q8r + l]! << 24) >> 24));
         }
       }
     }
