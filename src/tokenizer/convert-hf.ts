@@ -208,6 +208,11 @@ export function convertHfTokenizer(json: HfTokenizerJson, config: HfTokenizerCon
     ['seperator_token_id', config.sep_token], ['padding_token_id', config.pad_token],
   ];
   if (kind === 'spm' && config.unk_token === undefined && model.unk_token) ids.push(['unknown_token_id', model.unk_token]);
+  // Qwen-style configs leave bos_token null; llama.cpp's GGUFs of those models carry <|endoftext|> as BOS
+  if (kind === 'bpe' && idOf(config.bos_token) === undefined && model.vocab['<|endoftext|>'] === undefined) {
+    const eot = (json.added_tokens ?? []).find((a) => a.content === '<|endoftext|>');
+    if (eot) ids[0] = ['bos_token_id', eot.content];
+  }
   for (const [key, ref] of ids) {
     const id = idOf(ref);
     if (id !== undefined) md.push([`tokenizer.ggml.${key}`, { type: 'u32', value: id }]);
