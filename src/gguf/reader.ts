@@ -115,6 +115,8 @@ class Cursor {
     const raw = this.wide ? this.u64(what) : BigInt(this.u32(what));
     // Every element takes at least minBytesEach bytes, so a count beyond that bound cannot be real.
     if (raw > BigInt(Math.floor(this.remaining / Math.max(1, minBytesEach)))) {
+      // A plausible value that merely runs past the end means the file was cut short.
+      if (raw <= 0x7fffffffn) this.fail('TRUNCATED', `file ends inside ${what.replace(/^(length|element count) of /, '')} (${what} is ${raw}, ${this.remaining} bytes left)`, at);
       this.fail('COUNT_TOO_LARGE', `${what} is ${raw}, more than the ${this.remaining} bytes left in the file could hold`, at);
     }
     return Number(raw);
