@@ -15,6 +15,7 @@ type Loader = () => Promise<Command>;
 // Lazy imports keep `gguf-edge --help` fast and let each command pull only what it needs.
 const commands: Record<string, Loader> = {
   inspect: async () => (await import('./commands/inspect.js')).command,
+  re: async () => (await import('./commands/re.js')).command,
 };
 
 export function registerCommand(name: string, loader: Loader): void {

@@ -18,7 +18,8 @@ export type ReErrorCode =
 export class ReError extends Error {
   readonly code: ReErrorCode;
   constructor(code: ReErrorCode, message: string) {
-    super(message);
+    // One line on stderr: wrapped messages (node's parseArgs writes several lines) are joined.
+    super(message.replace(/\s*\n\s*/g, ' '));
     this.name = 'ReError';
     this.code = code;
   }
