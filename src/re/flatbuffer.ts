@@ -184,30 +184,31 @@ function walkTable(ctx: Ctx, pos: number, depth: number): FbTable {
     if (target === undefined) { field.reason = 'as an offset it points outside the buffer (or is 0)'; continue; }
     if (target % 4 !== 0) { field.reason = `as an offset it points to ${ctx.base + target}, not 4-aligned`; continue; }
     field.target = ctx.base + target;
-    const s = stringAt(ctx, target);
-    if (s !== undefined) {
-      field.guess = 'string'; field.string = s;
-      field.reason = 'offset to a length-prefixed, NUL-terminated printable UTF-8 string';
-      continue;
-    }
+    // Every reading that passes its checks is kept as a view; the guess picks the likeliest.
+    const str = stringAt(ctx, target);
     const vec = vectorAt(ctx, target, depth);
-    if (vec && vec.elements !== 'unknown') {
-      field.guess = 'vector'; field.vector = vec;
-      field.reason = `offset to a vector of ${vec.length} ${vec.elements}s that all check out`;
-      continue;
-    }
     const ti = tableInfo(ctx, target);
-    if (typeof ti !== 'string') {
-      field.guess = 'table'; field.table = walkTable(ctx, target, depth + 1);
-      field.reason = 'offset to a structurally valid table (vtable and object in bounds)';
-      continue;
+    if (str !== undefined) field.string = str;
+    if (vec) field.vector = vec;
+    if (typeof ti !== 'string') field.table = walkTable(ctx, target, depth + 1);
+    // Builders write a table's vtable right before it, or reuse an earlier-built (higher) one; a vector's
+    // length read as a vtable offset rarely lands on either, so that is what tells the two apart.
+    const typical = typeof ti !== 'string' && (ti.vt + ti.vtSize === target || ti.vt > target);
+    if (str !== undefined) {
+      field.guess = 'string';
+      field.reason = 'offset to a length-prefixed, NUL-terminated printable UTF-8 string';
+    } else if (vec && vec.elements !== 'unknown') {
+      field.guess = 'vector';
+      field.reason = `offset to a vector of ${vec.length} ${vec.elements}s that all check out`;
+    } else if (typeof ti !== 'string' && (typical || !vec)) {
+      field.guess = 'table';
+      field.reason = `offset to a structurally valid table (vtable ${typical ? 'where builders put it' : 'in bounds'})`;
+    } else if (vec) {
+      field.guess = 'vector';
+      field.reason = `offset to a length ${vec.length} that fits as a vector of ${vec.elementWidths.join('/')}-byte elements (${typeof ti === 'string' ? `not a table: ${ti}` : 'a table reading is possible but atypical'})`;
+    } else {
+      field.reason = `not a string, vector or table at ${ctx.base + target} (${ti})`;
     }
-    if (vec) {
-      field.guess = 'vector'; field.vector = vec;
-      field.reason = `offset to a length ${vec.length} that fits as a vector of ${vec.elementWidths.join('/')}-byte elements (not a table: ${ti})`;
-      continue;
-    }
-    field.reason = `not a string, vector or table at ${ctx.base + target} (${ti})`;
   }
   return table;
 }
