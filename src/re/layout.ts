@@ -71,6 +71,10 @@ export function componentAddresses(comp: LayoutComponent, rows: number, cols: nu
   return out;
 }
 
+/** Limits that keep a hostile layout file from allocating without bound (tensors larger than this are split). */
+const MAX_WEIGHTS = 2 ** 28;
+const MAX_REGION = 2 ** 31 - 1;
+
 const isInt = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x);
 
 /** Structural validation of a layout read from disk: every address must land inside the region. */
@@ -78,8 +82,10 @@ export function validateLayout(l: Layout, where: string): Layout {
   const bad = (msg: string): never => { throw new ReError('LAYOUT_INVALID', `${where}: ${msg}`); };
   if (!l || l.format !== 'gguf-edge-layout' || l.version !== 1) bad('not a gguf-edge layout (format/version)');
   if (!isInt(l.rows) || l.rows < 1 || !isInt(l.cols) || l.cols < 1) bad('rows/cols must be positive integers');
+  if (l.rows * l.cols > MAX_WEIGHTS) bad(`${l.rows}x${l.cols} exceeds ${MAX_WEIGHTS} weights`);
   if (l.bits !== 4 && l.bits !== 8) bad(`bits must be 4 or 8 (got ${l.bits})`);
-  if (!l.region || !isInt(l.region.offset) || !isInt(l.region.length) || l.region.offset < 0 || l.region.length < 1) bad('region must have a non-negative offset and positive length');
+  if (!l.region || !isInt(l.region.offset) || !isInt(l.region.length) || l.region.offset < 0 || l.region.length < 1 || l.region.length > MAX_REGION) bad(`region must have a non-negative offset and a length of 1..${MAX_REGION}`);
+  if (!isInt(l.fileSize) || l.fileSize < l.region.offset + l.region.length) bad('fileSize must cover the region');
   if (!Array.isArray(l.components) || l.components.length === 0) bad('no components');
   const n = l.rows * l.cols;
   const roles = new Set(l.components.map((c) => c.role));

@@ -37,9 +37,7 @@ for (const kind of SOLVABLE) {
 }
 
 test('layout descriptions name the structure', () => {
-  const d = (kind: SimLayout) => solveLayout(solveFor(kind, 7) as never).components.map((c) => c.description).join(' | ');
   const mk = (kind: SimLayout) => { const s = solveFor(kind, 7); return solveLayout({ manifest: s.manifest, probes: s.matrices, compiled: s.compiled }); };
-  void d;
   const planes = mk('nibble-planes');
   const lo = planes.components.find((c) => c.role === 'lo')!, hi = planes.components.find((c) => c.role === 'hi')!;
   assert.equal(hi.rule!.base - lo.rule!.base, 36, 'coarse plane 18 bytes (36 nibbles) after the fine plane');
@@ -97,4 +95,28 @@ test('probe-gen uses few probes: 7 for 2880 weights, values in int4 range at 4 b
   const seen = new Set<string>();
   for (let i = 0; i < ROWS * COLS; i++) seen.add(matrices.map((m) => m[i]).join(','));
   assert.equal(seen.size, ROWS * COLS);
+});
+
+test('layout-solve on garbage compiled files ends in a clear error', () => {
+  const r = rng(99);
+  const { manifest, matrices } = generateProbes({ rows: 8, cols: 8, bits: 8 });
+  for (let t = 0; t < 200; t++) {
+    const size = r.int(1, 200);
+    const compiled = matrices.map(() => r.bytes(r.bool(0.9) ? size : r.int(1, 200)));
+    assert.throws(() => solveLayout({ manifest, probes: matrices, compiled }), (e: unknown) => e instanceof ReError && (e.code === 'LAYOUT_INCONSISTENT'));
+  }
+});
+
+test('an irregular placement is kept as an explicit table and still round-trips', () => {
+  // 40*72 = 2880 is coprime with 7919, so (i*7919+13) mod n is a permutation.
+  const { manifest, matrices, compiled, r } = solveFor('permuted', 21);
+  const layout = parseLayout(JSON.stringify(solveLayout({ manifest, probes: matrices, compiled })), 'layout');
+  assert.equal(layout.components.length, 1);
+  assert.equal(layout.components[0]!.rule, undefined);
+  assert.equal(layout.components[0]!.table!.length, ROWS * COLS);
+  assert.equal(layout.components[0]!.table![1], (7919 + 13) % (ROWS * COLS));
+  const m = randomMatrix(ROWS, COLS, 8, r);
+  const file = simCompile('permuted', ROWS, COLS, m, r);
+  assert.deepEqual(unpackLayout(layout, regionOf(layout, file, 'file')), m);
+  assert.deepEqual(packLayout(layout, m), file.subarray(layout.region.offset, layout.region.offset + layout.region.length));
 });

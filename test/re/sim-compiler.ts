@@ -6,6 +6,8 @@ import type { Rng } from './prng.js';
 
 export type SimLayout =
   | 'row-major' | 'col-major' | 'tiles16' | 'int4-pairs' | 'nibble-planes' | 'rows-padded32'
+  // a fixed scrambled order no affine rule describes: the solver must fall back to an explicit table
+  | 'permuted'
   // deliberately unsolvable compilers: the solver must refuse them
   | 'row-checksum' | 'shuffled';
 
@@ -45,6 +47,13 @@ export function simPayload(kind: SimLayout, rows: number, cols: number, w: Int8A
         // A compiler whose placement changes from build to build: no layout exists.
         for (let i = p.length - 1; i > 0; i--) { const j = rng.int(0, i); const t = p[i]!; p[i] = p[j]!; p[j] = t; }
       }
+      return p;
+    }
+    case 'permuted': {
+      // Deterministic (same for every build) but irregular: position of weight i = (i * 7919 + 13) mod n.
+      const n = rows * cols;
+      const p = new Uint8Array(n);
+      for (let i = 0; i < n; i++) p[(i * 7919 + 13) % n] = w[i]! & 0xff;
       return p;
     }
     case 'row-checksum': {
