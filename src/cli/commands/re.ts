@@ -324,8 +324,11 @@ async function layoutPack(args: string[]): Promise<number> {
     source = v.in as string;
   } else if (v.gguf !== undefined) {
     const tensor = req(v.tensor as string | undefined, '--tensor', 'layout-pack');
-    const { ggufTensorToInt } = await import('../../re/gguf-source.js');
-    const q = await ggufTensorToInt(v.gguf as string, tensor, layout.rows, layout.cols, layout.bits);
+    const { openGguf } = await import('../../gguf/open.js');
+    const { ggufTensorToInt } = await import('../../re/requant.js');
+    const gguf = openGguf(v.gguf as string);
+    let q;
+    try { q = ggufTensorToInt(gguf, tensor, layout.rows, layout.cols, layout.bits); } finally { gguf.source.close?.(); }
     values = q.values;
     source = `${v.gguf}:${tensor}`;
     if (v.scales !== undefined) write(v.scales as string, new Uint8Array(q.scales.buffer));
