@@ -112,10 +112,24 @@ export function jsonNumber(x: number): number | string {
   return Number.isFinite(x) ? x : String(x);
 }
 
+// btoa/atob rather than Buffer: src/re stays free of Node-only APIs so it bundles for the browser.
 export function toBase64(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
+  let s = '';
+  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
+  return btoa(s);
 }
 
 export function fromBase64(s: string): Uint8Array {
-  return new Uint8Array(Buffer.from(s, 'base64'));
+  let bin: string;
+  try { bin = atob(s); } catch { return new Uint8Array(0); }
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** FNV-1a 32-bit, hex: a cheap fingerprint to tell probe files apart (not a security hash). */
+export function fnv1a(b: Uint8Array): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  return (h >>> 0).toString(16).padStart(8, '0');
 }

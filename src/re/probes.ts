@@ -12,7 +12,7 @@
 // 8-bit probes put the same digit in both nibbles (value 0xdd) so split nibble planes are identified too.
 // For 4096 weights that is 3 digits + 4 = 7 probes, at 8 or 4 bits.
 
-import { createHash } from 'node:crypto';
+import { fnv1a } from './bytes.js';
 import { ReError } from './errors.js';
 
 export type ProbeRole = 'zero' | 'unit' | 'digit' | 'check' | 'repeat';
@@ -23,7 +23,8 @@ export interface ProbeEntry {
   role: ProbeRole;
   /** for role 'digit': which hex digit of the weight index (0 = least significant) */
   digit?: number;
-  sha256: string;
+  /** FNV-1a fingerprint of the probe file, to check the right file went to the compiler */
+  fnv1a: string;
 }
 
 export interface ProbeManifest {
@@ -96,10 +97,6 @@ export function probeMatrix(spec: ProbeSpec, role: { role: ProbeRole; digit?: nu
   return m;
 }
 
-export function sha256(b: Uint8Array): string {
-  return createHash('sha256').update(b).digest('hex');
-}
-
 export function generateProbes(spec: ProbeSpec): { manifest: ProbeManifest; matrices: Int8Array[] } {
   validateSpec(spec);
   const digits = digitCount(spec.rows * spec.cols);
@@ -107,7 +104,7 @@ export function generateProbes(spec: ProbeSpec): { manifest: ProbeManifest; matr
   const matrices = roles.map((r) => probeMatrix(spec, r, digits));
   const probes: ProbeEntry[] = roles.map((r, k) => ({
     index: k, file: probeFileName(k), role: r.role, ...(r.digit !== undefined ? { digit: r.digit } : {}),
-    sha256: sha256(new Uint8Array(matrices[k]!.buffer)),
+    fnv1a: fnv1a(new Uint8Array(matrices[k]!.buffer)),
   }));
   const manifest: ProbeManifest = {
     format: 'gguf-edge-probes', version: 1, rows: spec.rows, cols: spec.cols, bits: spec.bits, digits, probes,
