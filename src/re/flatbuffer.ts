@@ -247,8 +247,26 @@ export function formatTable(t: FbTable, indent = ''): string[] {
       const v = f.vector!;
       if (v.elements === 'string') lines.push(`${head} vector[${v.length}] of strings ${JSON.stringify(v.strings)}`);
       else if (v.elements === 'table') { lines.push(`${head} vector[${v.length}] of tables`); for (const x of v.tables!) lines.push(...formatTable(x, indent + '    ')); }
-      else lines.push(`${head} vector[${v.length}] @${v.dataOffset} element width ${v.elementWidths.join('|')}: ${v.bytes!.slice(0, 24).join(' ')}${v.bytes!.length > 24 ? ' …' : ''}`);
+      else {
+        // Element width is unknown; show the first `length` bytes (the whole vector if it holds bytes).
+        const n = Math.min(v.length, 24, v.bytes!.length);
+        lines.push(`${head} vector[${v.length}] @${v.dataOffset} element width ${v.elementWidths.join('|')}; bytes: ${v.bytes!.slice(0, n).join(' ')}${v.length > n ? ' …' : ''}`);
+      }
     } else lines.push(`${head} scalar ${scalarSummary(f.scalar)}  # ${f.reason}`);
   }
   return lines;
+}
+
+/**
+ * Cheap check used by the protobuf decoder: does this payload start with a flatbuffer whose root table is
+ * structurally valid, with its vtable where builders put it? Returns the root's relative offset.
+ */
+export function flatbufferRoot(buf: Uint8Array): number | undefined {
+  if (buf.length < 12) return undefined;
+  const ctx: Ctx = { buf, dv: new DataView(buf.buffer, buf.byteOffset, buf.byteLength), base: 0, end: buf.length, maxDepth: 2, maxNodes: 64, maxVec: 16, nodes: 0 };
+  const root = ctx.dv.getUint32(0, true);
+  if (root < 4 || root >= buf.length) return undefined;
+  const ti = tableInfo(ctx, root);
+  if (typeof ti === 'string' || !(ti.vt + ti.vtSize === root || ti.vt > root) || ti.slots.every((x) => x === 0)) return undefined;
+  return root;
 }

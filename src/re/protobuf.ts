@@ -4,6 +4,7 @@
 
 import { hex, isPrintableText, jsonNumber, tryUtf8 } from './bytes.js';
 import { shannonEntropy } from './entropy.js';
+import { flatbufferRoot } from './flatbuffer.js';
 
 export interface PbVarint {
   /** 64-bit values as decimal strings: JSON numbers lose precision past 2^53 */
@@ -36,6 +37,8 @@ export interface PbLen {
   packed?: PbPacked;
   entropy: number;
   preview: string;
+  /** set when the bytes start with a plausible flatbuffer: the root table's absolute offset */
+  flatbufferRoot?: number;
 }
 
 export type PbWireName = 'varint' | 'fixed64' | 'len' | 'group' | 'fixed32';
@@ -225,6 +228,13 @@ function plausibleFloat(x: number | string): boolean {
   return a === 0 || (a > 1e-12 && a < 1e12);
 }
 
+/** Binary structures are full of zero bytes, which read as runs of zero varints; real packed lists rarely are. */
+function zeroShare(vs: PbVarint[]): number {
+  let z = 0;
+  for (const v of vs) if (v.unsigned === '0') z++;
+  return z / vs.length;
+}
+
 function classifyLen(ctx: Ctx, start: number, end: number, depth: number): PbLen {
   const bytes = ctx.buf.subarray(start, end);
   const size = end - start;
@@ -245,6 +255,8 @@ function classifyLen(ctx: Ctx, start: number, end: number, depth: number): PbLen
   const printable = str !== undefined && isPrintableText(str);
   const packed = packedViews(ctx, start, end);
   if (packed) len.packed = packed;
+  const fbRoot = msgOk || printable ? undefined : flatbufferRoot(bytes);
+  if (fbRoot !== undefined) len.flatbufferRoot = ctx.base + start + fbRoot;
 
   if (size === 0) {
     len.reason = 'empty: an empty message, string, bytes or packed list look the same';
@@ -254,13 +266,15 @@ function classifyLen(ctx: Ctx, start: number, end: number, depth: number): PbLen
   } else if (printable) {
     len.as = 'string';
     len.reason = msgOk ? 'printable UTF-8; it would also parse as a message, but text is the likelier reading' : `not a message (${len.messageError}); printable UTF-8`;
+  } else if (fbRoot !== undefined) {
+    len.reason = `binary payload: starts like a flatbuffer (root table at ${len.flatbufferRoot}; try re flatbuffer --offset ${len.dataOffset})`;
   } else if (packed?.fixed64 && packed.fixed64.every((x) => plausibleFloat(x.f64)) && !packed.fixed32?.every((x) => plausibleFloat(x.f32))) {
     len.as = 'packed';
     len.reason = `not a message or text; ${size / 8} fixed64 values that all read as plausible doubles`;
   } else if (packed?.fixed32 && packed.fixed32.every((x) => plausibleFloat(x.f32))) {
     len.as = 'packed';
     len.reason = `not a message or text; ${size / 4} fixed32 values that all read as plausible floats`;
-  } else if (packed?.varint && packed.varint.length > 0 && size / packed.varint.length <= 3) {
+  } else if (packed?.varint && packed.varint.length > 0 && size / packed.varint.length <= 3 && zeroShare(packed.varint) < 0.5) {
     len.as = 'packed';
     len.reason = `not a message or text; splits into ${packed.varint.length} varints of ${(size / packed.varint.length).toFixed(1)} bytes on average`;
   } else {
