@@ -247,3 +247,18 @@ test('protobuf: depth limit, blobs, and errors with offsets', () => {
   assert.equal(bad.error!.offset, 16 + 8);
   assert.match(bad.error!.message, /field 3: length \d+ runs past the end/);
 });
+
+test('protobuf: a flatbuffer payload in a bytes field is pointed out, not read as packed varints', async () => {
+  const { Builder } = await import('flatbuffers');
+  const b = new Builder(64);
+  const s = b.createString('conv1.weight');
+  b.startObject(3); b.addFieldOffset(0, s, 0); b.addFieldInt32(1, 4096, 0); b.addFieldInt16(2, 3, 0); b.finish(b.endObject());
+  const fb = b.asUint8Array();
+  const bytes = new BinaryWriter().tag(1, WireType.LengthDelimited).string('graph').tag(3, WireType.LengthDelimited).bytes(fb).finish();
+  const res = decodeProtobuf(bytes, {}, 100);
+  const len = res.fields[1]!.len!;
+  assert.equal(len.as, 'bytes');
+  assert.equal(len.flatbufferRoot, len.dataOffset + new DataView(fb.buffer, fb.byteOffset).getUint32(0, true));
+  assert.match(len.reason, /starts like a flatbuffer/);
+  assert.ok(len.packed?.varint, 'the packed view is still there for whoever wants it');
+});
