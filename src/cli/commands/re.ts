@@ -33,7 +33,8 @@ Container decoding
             Field = {offset, end, field, wireType, wire, varint?: {unsigned, signed, zigzag},
                      fixed32?: {u32, i32, f32}, fixed64?: {u64, i64, f64}, group?: [Field],
                      len?: {dataOffset, size, as, reason, message?: [Field], messageError?, string?,
-                            packed?: {varint?, fixed32?, fixed64?, truncated?}, entropy, preview}}
+                            packed?: {varint?, fixed32?, fixed64?, truncated?}, entropy, preview,
+                            flatbufferRoot?}}
             --blobs: {file, blobs: [{path, offset, size, entropy, as}]}
       A decode that stops at malformed bytes prints what was decoded, then fails with the offset.
 
