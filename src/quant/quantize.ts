@@ -234,8 +234,7 @@ function makeQkx2Quants(n: number, nmax: number, x: Float32Array, xo: number, w:
     qkx2Min = -min;
     return 0;
   }
-  const range = f(max - min);
-  let iscale = f(nmax / range);
+  let iscale = f(nmax / f(max - min));
   let scale = f(1 / iscale);
   let bestError = 0;
   for (let i = 0; i < n; i++) {
@@ -250,7 +249,9 @@ function makeQkx2Quants(n: number, nmax: number, x: Float32Array, xo: number, w:
     return scale;
   }
   for (let is = 0; is <= nstep; is++) {
-    iscale = f(f(f(rmin + f(rdelta * is)) + nmax) / range);
+    // `min` may have been replaced by a better fit in an earlier step; ggml keeps using the
+    // updated value here (both in the range and in x - min), so we do too.
+    iscale = f(f(f(rmin + f(rdelta * is)) + nmax) / f(max - min));
     let sumL = 0, sumL2 = 0, sumXL = 0;
     for (let i = 0; i < n; i++) {
       const l = clamp(nearestInt(f(iscale * f(x[xo + i]! - min))), 0, nmax);
