@@ -1,4 +1,5 @@
-// Row dequantization, bit-exact with ggml's dequantize_row_* (ggml-quants.c).
+// Row dequantization, bit-exact with ggml's dequantize_row_* (ggml-quants.c; checked against
+// ggml's own binary in test/quant/golden.test.ts).
 //
 // Exactness: ggml computes each value in f32 as e.g. `dl * q - ml` with dl = d * sc already a
 // float. For every type here those partial products fit in 24 bits (an 11-bit f16 scale times a

@@ -1,6 +1,7 @@
 // Reference quantizers: the semantics of ggml's quantize_row_*_ref (ggml-quants.c), i.e. what
-// llama-quantize does without an importance matrix. Used to build synthetic models and to
-// quantize activations (Q8_0 / Q8_1 / Q8_K) exactly as ggml's CPU backend does.
+// llama-quantize does without an importance matrix (for the K-quants and legacy types). Used to
+// build synthetic models; for activations see quantizeActivations in vec-dot.ts. Checked
+// bit-exact against ggml's libggml-base (test/quant/golden.test.ts).
 //
 // ggml does all of this in f32 (compiled without FMA contraction), so every float operation
 // below is wrapped in Math.fround (`f`) in the same order as the C expression. Rounding
