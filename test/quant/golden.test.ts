@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { GgmlType, ggmlTypeName, rowBytes } from '../../src/gguf/ggml-types.js';
+import { ggmlTypeInfo, ggmlTypeName, rowBytes, GgmlType } from '../../src/gguf/ggml-types.js';
 import { dequantizeRow } from '../../src/quant/dequantize.js';
 import { quantizeRow } from '../../src/quant/quantize.js';
 import { f32FromBits } from '../../src/quant/float16.js';
@@ -26,7 +26,7 @@ test('quantizeRow is bit-exact with ggml quantize_row_*_ref', () => {
   for (const [name, want] of Object.entries(QUANT_REF)) {
     const t = typeId(name);
     const rb = rowBytes(t, n);
-    const blockBytes = rb / (n / (t >= GgmlType.Q2_K && t <= GgmlType.Q8_K ? 256 : 32));
+    const blockBytes = ggmlTypeInfo(t)!.typeSize;
     for (const kind of ['smooth', 'ties'] as const) {
       const out = new Uint8Array(rb);
       quantizeRow(t, goldenInput(kind, n), 0, out, 0, n);
