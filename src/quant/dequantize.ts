@@ -1,4 +1,5 @@
-// Row dequantization, bit-exact with ggml's dequantize_row_* (ggml-quants.c).
+// Row dequantization, bit-exact with ggml's dequantize_row_* (ggml-quants.c; checked against
+// ggml's own binary in test/quant/golden.test.ts).
 //
 // Exactness: ggml computes each value in f32 as e.g. `dl * q - ml` with dl = d * sc already a
 // float. For every type here those partial products fit in 24 bits (an 11-bit f16 scale times a
@@ -7,7 +8,7 @@
 // operands rounded to f32 (the Float32Array store) is the correctly rounded f32 result. So plain
 // JS arithmetic here gives ggml's bits without Math.fround at every step.
 
-import { GgmlType } from '../gguf/ggml-types.js';
+import { GgmlType, ggmlTypeName } from '../gguf/ggml-types.js';
 import {
   IQ4_NL_BYTES, IQ4_XS_BYTES, IQ4XS_QS, IQ4XS_SCALES_H, IQ4XS_SCALES_L, KVALUES_IQ4NL, Q2_K_BYTES, Q2K_D, Q2K_DMIN,
   Q2K_QS, Q2K_SCALES, Q3_K_BYTES, Q3K_D, Q3K_HMASK, Q3K_QS, Q3K_SCALES, Q4_0_BYTES, Q4_1_BYTES, Q4_K_BYTES, Q4K_D,
@@ -16,7 +17,6 @@ import {
 } from './blocks.js';
 import { DataViewCache, checkBlocks, readF16, readU16, readU32 } from './bytes.js';
 import { F16_TO_F32, bf16ToF32 } from './float16.js';
-import { ggmlTypeName } from '../gguf/ggml-types.js';
 
 export type DequantizeFn = (src: Uint8Array, so: number, dst: Float32Array, d0: number, n: number) => void;
 

@@ -1,6 +1,7 @@
 // Reference quantizers: the semantics of ggml's quantize_row_*_ref (ggml-quants.c), i.e. what
-// llama-quantize does without an importance matrix. Used to build synthetic models and to
-// quantize activations (Q8_0 / Q8_1 / Q8_K) exactly as ggml's CPU backend does.
+// llama-quantize does without an importance matrix (for the K-quants and legacy types). Used to
+// build synthetic models; for activations see quantizeActivations in vec-dot.ts. Checked
+// bit-exact against ggml's libggml-base (test/quant/golden.test.ts).
 //
 // ggml does all of this in f32 (compiled without FMA contraction), so every float operation
 // below is wrapped in Math.fround (`f`) in the same order as the C expression. Rounding
@@ -10,7 +11,7 @@
 
 import { GgmlType, ggmlTypeName } from '../gguf/ggml-types.js';
 import {
-  IQ4_NL_BYTES, KVALUES_IQ4NL, Q2_K_BYTES, Q2K_D, Q2K_DMIN, Q2K_QS, Q2K_SCALES, Q3_K_BYTES, Q3K_D, Q3K_HMASK, Q3K_QS,
+  IQ4_NL_BYTES, IQ4_XS_BYTES, IQ4XS_D, IQ4XS_QS, IQ4XS_SCALES_H, IQ4XS_SCALES_L, KVALUES_IQ4NL, Q2_K_BYTES, Q2K_D, Q2K_DMIN, Q2K_QS, Q2K_SCALES, Q3_K_BYTES, Q3K_D, Q3K_HMASK, Q3K_QS,
   Q3K_SCALES, Q4_0_BYTES, Q4_1_BYTES, Q4_K_BYTES, Q4K_D, Q4K_DMIN, Q4K_QS, Q4K_SCALES, Q5_0_BYTES, Q5_1_BYTES,
   Q5_K_BYTES, Q5K_D, Q5K_DMIN, Q5K_QH, Q5K_QS, Q5K_SCALES, Q6_K_BYTES, Q6K_D, Q6K_QH, Q6K_QL, Q6K_SCALES, Q8_0_BYTES,
   Q8_1_BYTES, Q8_K_BYTES, Q8K_BSUMS, Q8K_D, Q8K_QS, QK, QK_K, scaleMinK4, scaleQ3K,
@@ -235,8 +236,7 @@ function makeQkx2Quants(n: number, nmax: number, x: Float32Array, xo: number, w:
     qkx2Min = -min;
     return 0;
   }
-  const range = f(max - min);
-  let iscale = f(nmax / range);
+  let iscale = f(nmax / f(max - min));
   let scale = f(1 / iscale);
   let bestError = 0;
   for (let i = 0; i < n; i++) {
@@ -251,7 +251,9 @@ function makeQkx2Quants(n: number, nmax: number, x: Float32Array, xo: number, w:
     return scale;
   }
   for (let is = 0; is <= nstep; is++) {
-    iscale = f(f(f(rmin + f(rdelta * is)) + nmax) / range);
+    // `min` may have been replaced by a better fit in an earlier step; ggml keeps using the
+    // updated value here (both in the range and in x - min), so we do too.
+    iscale = f(f(f(rmin + f(rdelta * is)) + nmax) / f(max - min));
     let sumL = 0, sumL2 = 0, sumXL = 0;
     for (let i = 0; i < n; i++) {
       const l = clamp(nearestInt(f(iscale * f(x[xo + i]! - min))), 0, nmax);
@@ -615,39 +617,106 @@ function bestIndexIQ4(x: number): number {
 }
 
 /**
- * quantize_row_iq4_nl_ref: one scale per 32 values, levels from the non-linear table; the
- * scale starts at max/-127 and is refined once by weighted least squares (weights x^2).
- * (Current ggml's _ref runs no extra scale search; llama-quantize's quantize_iq4_nl tries
- * 15 more scales, so files it writes may differ from ours in the last scale bits.)
+ * Fit one group of 32 values to the IQ4 levels: start from the scale max/127 (sign as ggml picks it
+ * from ntry), refit by weighted least squares (weights x^2), then if ntry > 0 also try the 2*ntry+1
+ * scales (itry - 127)/max and keep the best fit. Writes the levels of the first pass to L[lo..) and
+ * returns the group scale.
+ */
+function fitIQ4Group(x: Float32Array, xo: number, lo: number, ntry: number): number {
+  let amax = 0, max = 0;
+  for (let j = 0; j < 32; j++) {
+    const ax = Math.abs(x[xo + j]!);
+    if (ax > amax) { amax = ax; max = x[xo + j]!; }
+  }
+  if (amax < GROUP_MAX_EPS) {
+    L.fill(0, lo, lo + 32);
+    return 0;
+  }
+  const v0 = KVALUES_IQ4NL[0]!;
+  let d = ntry > 0 ? f(-max / v0) : f(max / v0);
+  let id = f(1 / d);
+  let sumqx = 0, sumq2 = 0;
+  for (let j = 0; j < 32; j++) {
+    const xj = x[xo + j]!;
+    const l = bestIndexIQ4(f(id * xj));
+    L[lo + j] = l;
+    const q = KVALUES_IQ4NL[l]!;
+    const wq = f(f(xj * xj) * q);
+    sumqx = f(sumqx + f(wq * xj));
+    sumq2 = f(sumq2 + f(wq * q));
+  }
+  d = sumq2 > 0 ? f(sumqx / sumq2) : 0;
+  let best = f(d * sumqx);
+  for (let itry = -ntry; itry <= ntry; itry++) {
+    id = f((itry + v0) / max);
+    sumqx = 0;
+    sumq2 = 0;
+    for (let j = 0; j < 32; j++) {
+      const xj = x[xo + j]!;
+      const q = KVALUES_IQ4NL[bestIndexIQ4(f(id * xj))]!;
+      const wq = f(f(xj * xj) * q);
+      sumqx = f(sumqx + f(wq * xj));
+      sumq2 = f(sumq2 + f(wq * q));
+    }
+    if (sumq2 > 0 && f(sumqx * sumqx) > f(best * sumq2)) {
+      d = f(sumqx / sumq2);
+      best = f(d * sumqx);
+    }
+  }
+  return d;
+}
+
+/** Pack IQ4 levels L[0..n): per 32 values, 16 bytes of low nibbles (first 16) | high (next 16). */
+function packIQ4(y: Uint8Array, qo: number, n: number): void {
+  for (let i = 0; i < n / 32; i++) {
+    for (let j = 0; j < 16; j++) y[qo + 16 * i + j] = L[32 * i + j]! | (L[32 * i + 16 + j]! << 4);
+  }
+}
+
+/**
+ * quantize_row_iq4_nl_ref: one group of 32 per block, one pass (ntry = -1, no scale search).
+ * (ggml's quantize_iq4_nl, which llama-quantize calls, searches with ntry = 7 instead, so files it
+ * writes may differ from ours in a few scales and levels; both decode the same way.)
  */
 function quantIQ4_NL(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
   const nb = checkBlocks('IQ4_NL', n, QK);
   for (let i = 0; i < nb; i++, xo += QK, yo += IQ4_NL_BYTES) {
-    let amax = 0, max = 0;
-    for (let j = 0; j < QK; j++) {
-      const ax = Math.abs(x[xo + j]!);
-      if (ax > amax) { amax = ax; max = x[xo + j]!; }
+    putF16(y, yo, fitIQ4Group(x, xo, 0, -1));
+    packIQ4(y, yo + 2, QK);
+  }
+}
+
+/**
+ * quantize_row_iq4_xs_ref (= quantize_iq4_xs without weights): each group of 32 fitted with the
+ * scale search (ntry = 7), then the 8 group scales quantized to 6 bits against the largest
+ * (biased by 32), and the levels re-picked for the scale each group will decode with.
+ */
+function quantIQ4_XS(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
+  const nb = checkBlocks('IQ4_XS', n, QK_K);
+  for (let i = 0; i < nb; i++, xo += QK_K, yo += IQ4_XS_BYTES) {
+    let maxScale = 0, amaxScale = 0;
+    for (let ib = 0; ib < 8; ib++) {
+      const d = fitIQ4Group(x, xo + 32 * ib, 32 * ib, 7);
+      scales[ib] = d;
+      if (Math.abs(d) > amaxScale) { amaxScale = Math.abs(d); maxScale = d; }
     }
-    let d = 0;
-    if (amax < GROUP_MAX_EPS) {
-      L.fill(0, 0, QK);
-    } else {
-      d = f(max / KVALUES_IQ4NL[0]!);
-      const id = f(1 / d);
-      let sumqx = 0, sumq2 = 0;
-      for (let j = 0; j < QK; j++) {
-        const xj = x[xo + j]!;
-        const l = bestIndexIQ4(f(id * xj));
-        L[j] = l;
-        const q = KVALUES_IQ4NL[l]!;
-        const w = f(xj * xj);
-        sumqx = f(sumqx + f(f(w * q) * xj));
-        sumq2 = f(sumq2 + f(f(w * q) * q));
-      }
-      d = sumq2 > 0 ? f(sumqx / sumq2) : 0;
+    const d = f(-maxScale / 32); // -0 when every group is zero; ggml stores that sign too
+    putF16(y, yo + IQ4XS_D, d);
+    const id = d !== 0 ? f(1 / d) : 0;
+    let scalesH = 0;
+    for (let ib = 0; ib < 8; ib++) {
+      const l = clamp(nearestInt(f(id * scales[ib]!)), -32, 31);
+      // Levels are re-picked against the unrounded f32 d * l, as ggml does.
+      const dl = f(d * l);
+      const idl = dl !== 0 ? f(1 / dl) : 0;
+      for (let j = 0; j < 32; j++) L[32 * ib + j] = bestIndexIQ4(f(idl * x[xo + 32 * ib + j]!));
+      const lb = l + 32;
+      if ((ib & 1) === 0) y[yo + IQ4XS_SCALES_L + (ib >> 1)] = lb & 0xf;
+      else y[yo + IQ4XS_SCALES_L + (ib >> 1)] |= (lb & 0xf) << 4;
+      scalesH |= (lb >> 4) << (2 * ib);
     }
-    putF16(y, yo, d);
-    for (let j = 0; j < 16; j++) y[yo + 2 + j] = L[j]! | (L[j + 16]! << 4);
+    writeU16(y, yo + IQ4XS_SCALES_H, scalesH);
+    packIQ4(y, yo + IQ4XS_QS, QK_K);
   }
 }
 
@@ -688,6 +757,7 @@ const table = new Map<number, QuantizeFn>([
   [GgmlType.Q5_K, quantQ5_K],
   [GgmlType.Q6_K, quantQ6_K],
   [GgmlType.IQ4_NL, quantIQ4_NL],
+  [GgmlType.IQ4_XS, quantIQ4_XS],
 ]);
 
 /** Whether quantizeRow can produce this ggml type id. */

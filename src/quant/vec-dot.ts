@@ -4,7 +4,10 @@
 // integer sums per block, scaled per block, accumulated in f32. Every f32 operation is
 // Math.fround'ed (`f`) in C's order. The K-quant kernels keep ggml's 8 partial f32 sums
 // (one per lane l = index mod 8) and add them at the end, since that order shows in the bits.
-// SIMD builds of ggml sum in other orders; they agree to float rounding, not bit for bit.
+// Checked bit-exact (test/quant/golden.test.ts) against ggml's *_generic kernels from a build
+// without FMA (the baseline x86-64 CPU variant). Builds that contract a*b+c into FMA, and the
+// SIMD kernels llama.cpp actually runs on x86/ARM, sum differently: they agree with this to
+// float rounding (~1e-6 relative), not bit for bit.
 
 import { GgmlType, ggmlTypeName } from '../gguf/ggml-types.js';
 import {

@@ -125,7 +125,7 @@ test('round-trip error on gaussian data is within each type\'s expected bound', 
   const bounds: [number, number][] = [
     [GgmlType.F32, 0], [GgmlType.F16, 5e-4], [GgmlType.BF16, 4e-3],
     [GgmlType.Q8_0, 0.007], [GgmlType.Q8_1, 0.007], [GgmlType.Q8_K, 0.008],
-    [GgmlType.Q5_0, 0.05], [GgmlType.Q5_1, 0.045], [GgmlType.Q4_0, 0.1], [GgmlType.Q4_1, 0.09], [GgmlType.IQ4_NL, 0.09],
+    [GgmlType.Q5_0, 0.05], [GgmlType.Q5_1, 0.045], [GgmlType.Q4_0, 0.1], [GgmlType.Q4_1, 0.09], [GgmlType.IQ4_NL, 0.09], [GgmlType.IQ4_XS, 0.09],
     [GgmlType.Q6_K, 0.022], [GgmlType.Q5_K, 0.045], [GgmlType.Q4_K, 0.085], [GgmlType.Q3_K, 0.17], [GgmlType.Q2_K, 0.33],
   ];
   const x = gaussian(2048, 0.03, 7);
@@ -140,7 +140,7 @@ test('round-trip error on gaussian data is within each type\'s expected bound', 
 });
 
 test('all-zero and constant rows', () => {
-  for (const type of [0, 1, 30, 2, 3, 6, 7, 8, 9, 15, 10, 11, 12, 13, 14, 20]) {
+  for (const type of [0, 1, 30, 2, 3, 6, 7, 8, 9, 15, 10, 11, 12, 13, 14, 20, 23]) {
     const z = roundTrip(type, new Float32Array(256));
     for (let i = 0; i < 256; i++) assert.equal(Math.abs(z[i]!), 0, `${ggmlTypeName(type)} zero row value ${i}`);
     const c = roundTrip(type, new Float32Array(256).fill(0.75));
@@ -170,7 +170,8 @@ test('offsets, errors, isQuantizableType', () => {
   quantizeRow(GgmlType.Q8_0, x.slice(7), 0, b, 0, 64);
   assert.deepEqual(a, b);
   assert.ok(isQuantizableType(GgmlType.Q4_K));
-  assert.ok(!isQuantizableType(GgmlType.IQ4_XS));
+  assert.ok(isQuantizableType(GgmlType.IQ4_XS));
+  assert.ok(!isQuantizableType(GgmlType.IQ2_XXS));
   assert.throws(() => quantizeRow(GgmlType.IQ2_XS, x, 0, a, 0, 256), /unsupported ggml type IQ2_XS/);
   assert.throws(() => quantizeRow(GgmlType.Q4_K, x, 0, a, 0, 64), /multiple of the block size 256/);
 });
