@@ -14,6 +14,7 @@ type Loader = () => Promise<Command>;
 
 // Lazy imports keep `gguf-edge --help` fast and let each command pull only what it needs.
 const commands: Record<string, Loader> = {
+  run: async () => (await import('./commands/run.js')).command,
   inspect: async () => (await import('./commands/inspect.js')).command,
   tokenize: async () => (await import('./commands/tokenize.js')).command,
   detokenize: async () => (await import('./commands/detokenize.js')).command,

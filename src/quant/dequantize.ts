@@ -149,19 +149,19 @@ function deqQ3_K(src: Uint8Array, so: number, dst: Float32Array, d0: number, n: 
   const nb = checkBlocks('Q3_K', n, QK_K);
   for (let i = 0, o = so, y = d0; i < nb; i++, o += Q3_K_BYTES) {
     const dAll = readF16(src, o + Q3K_D);
-    // Low 2 bits as in Q2_K; the 3rd bit comes from hmask (bit `m` of byte l for value l of
-    // each 32-value group), and a cleared bit means "subtract 4".
+    // Low 2 bits as in Q2_K; the 3rd bit comes from hmask (bit hb of byte l for value l of
+    // the hb-th 32-value group), and a cleared bit means "subtract 4".
     let is = 0;
-    let m = 1;
+    let hb = 0; // hmask bit of the current 32-value group
     for (let half = 0; half < 2; half++) {
       const q = o + Q3K_QS + 32 * half;
-      for (let shift = 0; shift < 8; shift += 2, m <<= 1) {
+      for (let shift = 0; shift < 8; shift += 2, hb++) {
         for (let part = 0; part < 2; part++, is++) {
           const dl = dAll * scaleQ3K(is, src, o + Q3K_SCALES);
           const qp = q + 16 * part;
           const hp = o + Q3K_HMASK + 16 * part;
           for (let l = 0; l < 16; l++) {
-            dst[y++] = dl * (((src[qp + l]! >> shift) & 3) - ((src[hp + l]! & m) !== 0 ? 0 : 4));
+            dst[y++] = dl * (((src[qp + l]! >> shift) & 3) - 4 + (((src[hp + l]! >> hb) & 1) << 2));
           }
         }
       }
@@ -201,11 +201,11 @@ function deqQ5_K(src: Uint8Array, so: number, dst: Float32Array, d0: number, n: 
       const sm2 = scaleMinK4(2 * c + 1, src, o + Q5K_SCALES);
       const d1 = d * (sm1 & 0xff), m1 = dmin * (sm1 >> 8);
       const d2 = d * (sm2 & 0xff), m2 = dmin * (sm2 >> 8);
-      const u1 = 1 << (2 * c), u2 = 2 << (2 * c);
+      const b1 = 2 * c, b2 = 2 * c + 1; // qh bit of each half
       const q = o + Q5K_QS + 32 * c;
       const h = o + Q5K_QH;
-      for (let l = 0; l < 32; l++) dst[y + l] = d1 * ((src[q + l]! & 0xf) + ((src[h + l]! & u1) !== 0 ? 16 : 0)) - m1;
-      for (let l = 0; l < 32; l++) dst[y + 32 + l] = d2 * ((src[q + l]! >> 4) + ((src[h + l]! & u2) !== 0 ? 16 : 0)) - m2;
+      for (let l = 0; l < 32; l++) dst[y + l] = d1 * ((src[q + l]! & 0xf) | (((src[h + l]! >> b1) & 1) << 4)) - m1;
+      for (let l = 0; l < 32; l++) dst[y + 32 + l] = d2 * ((src[q + l]! >> 4) | (((src[h + l]! >> b2) & 1) << 4)) - m2;
       y += 64;
     }
   }

@@ -17,6 +17,7 @@ import {
 } from './blocks.js';
 import { DataViewCache, checkBlocks, writeU16, writeU32 } from './bytes.js';
 import { F16_TO_F32, f32ToBf16, f32ToF16 } from './float16.js';
+import { nearestInt, roundf, truncInt as trunc } from './rounding.js';
 
 const f = Math.fround;
 
@@ -24,21 +25,6 @@ const f = Math.fround;
 const GROUP_MAX_EPS = f(1e-15);
 const F_0_1 = f(0.1);
 const FLT_MAX = 3.4028234663852886e38;
-
-/** ggml's nearest_int: round an f32 to the nearest integer, ties to even (|x| < 2^22). */
-function nearestInt(x: number): number {
-  return f(x + 12582912) - 12582912;
-}
-
-/** C roundf: round half away from zero (x already an f32). */
-function roundf(x: number): number {
-  return x < 0 ? -Math.floor(-x + 0.5) : Math.floor(x + 0.5);
-}
-
-/** C (int) cast of a float: truncate toward zero. */
-function trunc(x: number): number {
-  return x < 0 ? Math.ceil(x) : Math.floor(x);
-}
 
 function clamp(v: number, lo: number, hi: number): number {
   return v < lo ? lo : v > hi ? hi : v;
@@ -161,6 +147,7 @@ function quantQ8_0(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: nu
     for (let j = 0; j < QK; j++) y[yo + 2 + j] = roundf(f(x[xo + j]! * id)) & 0xff;
   }
 }
+
 
 function quantQ8_1(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
   const nb = checkBlocks('Q8_1', n, QK);

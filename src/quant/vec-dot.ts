@@ -14,9 +14,10 @@ import {
   Q6_K_BYTES, Q6K_D, Q6K_QH, Q6K_QL, Q6K_SCALES, Q8_0_BYTES, Q8_1_BYTES, Q8_K_BYTES, Q8K_BSUMS, Q8K_D, Q8K_QS, QK, QK_K,
   scaleMinK4, scaleQ3K,
 } from './blocks.js';
-import { DataViewCache, checkBlocks, readF16, readU16, readU32 } from './bytes.js';
-import { F16_TO_F32, bf16ToF32 } from './float16.js';
+import { DataViewCache, checkBlocks, readF16, readU16, readU32, writeU16 } from './bytes.js';
+import { F16_TO_F32, bf16ToF32, f32ToF16 } from './float16.js';
 import { quantizer } from './quantize.js';
+import { nearestInt } from './rounding.js';
 
 const f = Math.fround;
 
@@ -47,14 +48,52 @@ export function vecDotType(weightType: number): number {
   return t;
 }
 
+/**
+ * How Q8_0/Q8_1 activations are rounded. ggml's CPU backend has per-architecture versions:
+ * - 'x86' (default): the AVX/AVX2/AVX512 quantize_row_q8_0/q8_1, which llama.cpp uses on x86
+ *   and which produced the parity fixtures: id = 127/amax and ties to even.
+ * - 'ref': quantize_row_q8_0_ref/q8_1_ref (the generic scalar path): id = 1/(amax/127) and
+ *   roundf (ties away from zero).
+ * They agree except on exact ties and when the two ways of computing id differ in the last
+ * bit. Q8_K has a single version (the reference) on x86, so both flavours use it.
+ */
+export type ActivationFlavor = 'x86' | 'ref';
+
 const ACTIVATION_TYPES = new Set<number>([GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q8_1, GgmlType.Q8_K]);
+
+/** The x86 SIMD quantize_row_q8_0 (withSum false) / quantize_row_q8_1 (withSum true). */
+function quantQ8x86(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number, withSum: boolean): void {
+  const bytes = withSum ? Q8_1_BYTES : Q8_0_BYTES;
+  const qs = withSum ? 4 : 2;
+  const nb = checkBlocks(withSum ? 'Q8_1' : 'Q8_0', n, QK);
+  for (let i = 0; i < nb; i++, xo += QK, yo += bytes) {
+    let amax = 0;
+    for (let j = 0; j < QK; j++) amax = Math.max(amax, Math.abs(x[xo + j]!));
+    const d = f(amax / 127);
+    const dh = f32ToF16(d);
+    writeU16(y, yo, dh);
+    const id = amax !== 0 ? f(127 / amax) : 0;
+    let sum = 0;
+    for (let j = 0; j < QK; j++) {
+      const q = nearestInt(f(x[xo + j]! * id));
+      y[yo + qs + j] = q & 0xff;
+      sum += q;
+    }
+    if (withSum) writeU16(y, yo + 2, f32ToF16(f(d * sum)));
+  }
+}
 
 /**
  * Convert n f32 activations to `vecType` (one of vecDotType's results), as ggml's from_float
- * does: quantize_row_q8_0/q8_1/q8_K (the reference rounding), f16/bf16 rounding, or a copy.
+ * does: Q8_0/Q8_1 (see ActivationFlavor), quantize_row_q8_K, f16/bf16 rounding, or a copy.
  */
-export function quantizeActivations(vecType: number, src: Float32Array, srcOffset: number, dst: Uint8Array, dstOffset: number, n: number): void {
+export function quantizeActivations(vecType: number, src: Float32Array, srcOffset: number, dst: Uint8Array, dstOffset: number, n: number,
+  flavor: ActivationFlavor = 'x86'): void {
   if (!ACTIVATION_TYPES.has(vecType)) throw new Error(`quantizeActivations: ${ggmlTypeName(vecType)} is not an activation type`);
+  if (flavor === 'x86' && (vecType === GgmlType.Q8_0 || vecType === GgmlType.Q8_1)) {
+    quantQ8x86(src, srcOffset, dst, dstOffset, n, vecType === GgmlType.Q8_1);
+    return;
+  }
   quantizer(vecType)(src, srcOffset, dst, dstOffset, n);
 }
 
@@ -250,9 +289,14 @@ function dotQ3_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
     for (let g = 0; g < 8; g++) {
       const q = wo + Q3K_QS + 32 * (g >> 2), shift = 2 * (g & 3), q8 = ao + Q8K_QS + 32 * g;
       const s0 = q3Scales[2 * g]!, s1 = q3Scales[2 * g + 1]!;
-      for (let m = 0; m < 32; m++) {
-        const v = ((w[q + m]! >> shift) & 3) - ((w[wo + Q3K_HMASK + m]! >> g) & 1 ? 0 : 4);
-        aux32[m & 7] += (m < 16 ? s0 : s1) * (v * ((a[q8 + m]! << 24) >> 24));
+      const hm = wo + Q3K_HMASK;
+      for (let m = 0; m < 16; m++) {
+        const v = ((w[q + m]! >> shift) & 3) - 4 + (((w[hm + m]! >> g) & 1) << 2);
+        aux32[m & 7] += s0 * (v * ((a[q8 + m]! << 24) >> 24));
+      }
+      for (let m = 16; m < 32; m++) {
+        const v = ((w[q + m]! >> shift) & 3) - 4 + (((w[hm + m]! >> g) & 1) << 2);
+        aux32[m & 7] += s1 * (v * ((a[q8 + m]! << 24) >> 24));
       }
     }
     addLanes(f(readF16(w, wo + Q3K_D) * q8kD(a, ao)));
@@ -262,8 +306,7 @@ function dotQ3_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
 
 function dotQ4_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
   const nb = checkBlocks('Q4_K', n, QK_K);
-  laneSums.fill(0);
-  let sumf = 0;
+  let acc = 0, accm = 0;
   for (let i = 0; i < nb; i++, wo += Q4_K_BYTES, ao += Q8_K_BYTES) {
     aux32.fill(0);
     let sumi = 0; // sum over groups of min * (activation sum of the group)
@@ -279,10 +322,11 @@ function dotQ4_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
       }
     }
     const yd = q8kD(a, ao);
-    addLanes(f(readF16(w, wo + Q4K_D) * yd));
-    sumf = f(sumf - f(f(readF16(w, wo + Q4K_DMIN) * yd) * sumi));
+    const S = aux32[0]! + aux32[1]! + aux32[2]! + aux32[3]! + aux32[4]! + aux32[5]! + aux32[6]! + aux32[7]!;
+    acc = f(acc + f(readF16(w, wo + Q4K_D) * yd) * S);
+    accm = f(accm + f(readF16(w, wo + Q4K_DMIN) * yd) * sumi);
   }
-  return finishLanes(sumf);
+  return f(acc - accm);
 }
 
 function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
@@ -298,10 +342,9 @@ function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
       sumi += (sm >> 8) * (q8kBsum(a, ao, 2 * j) + q8kBsum(a, ao, 2 * j + 1));
       const q = wo + Q5K_QS + 32 * (j >> 1);
       const shift = 4 * (j & 1);
-      const hbit = 1 << j;
-      const q8 = ao + Q8K_QS + 32 * j;
+      const q8 = ao + Q8K_QS + 32 * j, qh = wo + Q5K_QH;
       for (let l = 0; l < 32; l++) {
-        const v = ((w[q + l]! >> shift) & 0xf) + ((w[wo + Q5K_QH + l]! & hbit) !== 0 ? 16 : 0);
+        const v = ((w[q + l]! >> shift) & 0xf) | (((w[qh + l]! >> j) & 1) << 4);
         aux32[l & 7] += scale * (v * ((a[q8 + l]! << 24) >> 24));
       }
     }
@@ -314,7 +357,7 @@ function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
 
 function dotQ6_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
   const nb = checkBlocks('Q6_K', n, QK_K);
-  laneSums.fill(0);
+  let acc = 0;
   for (let i = 0; i < nb; i++, wo += Q6_K_BYTES, ao += Q8_K_BYTES) {
     aux32.fill(0);
     for (let half = 0; half < 2; half++) {
@@ -325,16 +368,22 @@ function dotQ6_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
       // r<2, high otherwise), top bits (qh[l] >> 2r) & 3; scale per 16 values.
       for (let r = 0; r < 4; r++) {
         const qlo = ql + 32 * (r & 1), nshift = r < 2 ? 0 : 4, hshift = 2 * r;
-        for (let l = 0; l < 32; l++) {
+        const s0 = (w[sc + 2 * r]! << 24) >> 24, s1 = (w[sc + 2 * r + 1]! << 24) >> 24;
+        const q8r = q8 + 32 * r;
+        for (let l = 0; l < 16; l++) {
           const v = (((w[qlo + l]! >> nshift) & 0xf) | (((w[qh + l]! >> hshift) & 3) << 4)) - 32;
-          const s = (w[sc + 2 * r + (l >> 4)]! << 24) >> 24;
-          aux32[l & 7] += s * (v * ((a[q8 + 32 * r + l]! << 24) >> 24));
+          aux32[l & 7] += s0 * (v * ((a[q8r + l]! << 24) >> 24));
+        }
+        for (let l = 16; l < 32; l++) {
+          const v = (((w[qlo + l]! >> nshift) & 0xf) | (((w[qh + l]! >> hshift) & 3) << 4)) - 32;
+          aux32[l & 7] += s1 * (v * ((a[q8r + l]! << 24) >> 24));
         }
       }
     }
-    addLanes(f(readF16(w, wo + Q6K_D) * q8kD(a, ao)));
+    const S = aux32[0]! + aux32[1]! + aux32[2]! + aux32[3]! + aux32[4]! + aux32[5]! + aux32[6]! + aux32[7]!;
+    acc = f(acc + f(readF16(w, wo + Q6K_D) * q8kD(a, ao)) * S);
   }
-  return finishLanes(0);
+  return acc;
 }
 
 function dotIQ4_XS(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {

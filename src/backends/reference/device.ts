@@ -20,6 +20,10 @@ function i32(p: Placement, n: number): Int32Array {
 function bytes(p: Placement): Uint8Array {
   return p.buffer.hostView!(p.offset, p.nBytes);
 }
+/** ggml type id of a tensor's dtype ('f32' intermediates are read like F32 weights) */
+function typeId(t: TensorDesc): number {
+  return typeof t.dtype === 'number' ? t.dtype : t.dtype === 'f16' ? 1 : 0;
+}
 function cacheView(t: TensorDesc, p: Placement): Uint16Array | Float32Array {
   const v = bytes(p);
   return t.dtype === 'f16' ? new Uint16Array(v.buffer, v.byteOffset, v.byteLength >> 1) : new Float32Array(v.buffer, v.byteOffset, v.byteLength >> 2);
@@ -32,14 +36,13 @@ export function computeNode(g: Graph, t: TensorDesc, at: (id: number) => Placeme
   switch (t.op) {
     case 'get_rows': {
       const w = src(0);
-      k.getRows(w.dtype as number, bytes(at(w.id)), w.shape[0]!, i32(at(t.src[1]!), src(1).shape[0]!), t.shape[1]!, out());
+      k.getRows(typeId(w), bytes(at(w.id)), w.shape[0]!, i32(at(t.src[1]!), src(1).shape[0]!), t.shape[1]!, out());
       return;
     }
     case 'mul_mat': {
       const w = src(0);
       const x = src(1);
-      const wt = typeof w.dtype === 'number' ? w.dtype : w.dtype === 'f16' ? 1 : 0;
-      k.mulMat(wt, bytes(at(w.id)), w.shape[0]!, w.shape[1] ?? 1, inF32(1), x.shape[1] ?? 1, out());
+      k.mulMat(typeId(w), bytes(at(w.id)), w.shape[0]!, w.shape[1] ?? 1, inF32(1), x.shape[1] ?? 1, out());
       return;
     }
     case 'add': case 'mul':

@@ -6,6 +6,7 @@ import { GgmlType, rowBytes } from '../../gguf/ggml-types.js';
 import { dequantizeRow } from '../../quant/dequantize.js';
 import { quantizeActivations, vecDot, vecDotType } from '../../quant/vec-dot.js';
 import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
+import { dotF16Vec } from './f16-dot.js';
 
 /** y[m][n] = W[n][k] · x[m][k], with ggml's activation quantization for W's type. */
 export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Float32Array, m: number, y: Float32Array): void {
@@ -152,9 +153,16 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
   const group = nHead / nHeadKv;
   const rowK = dk * nHeadKv;
   const rowV = dv * nHeadKv;
-  const scores = new Float64Array(maxPos + 1);
+  const nKv = Math.max(256, Math.ceil((maxPos + 1) / 16) * 16); // keys considered, padded to the lane width
+  const scores = new Float64Array(nKv);
+  const w = new Float32Array(nKv);
   const kqScale = Math.fround(p.scale);
   const qh = new Float32Array(dk);
+  // the cache as f32 values (f16-exact for an f16 cache)
+  const kf = new Float32Array((maxPos + 1) * rowK);
+  const vf = new Float32Array(nKv * rowV);
+  for (let i = 0; i < kf.length; i++) kf[i] = f16 ? F16_TO_F32[(k as Uint16Array)[i]!]! : k[i]!;
+  for (let i = 0; i < (maxPos + 1) * rowV; i++) vf[i] = f16 ? F16_TO_F32[(v as Uint16Array)[i]!]! : v[i]!;
   for (let t = 0; t < nTok; t++) {
     const p0 = pos[t]!;
     const lo = p.window > 0 ? Math.max(0, p0 - p.window + 1) : 0;
@@ -164,11 +172,7 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
       for (let i = 0; i < dk; i++) qh[i] = f16 ? F16_TO_F32[f32ToF16(q[qo + i]!)]! : q[qo + i]!;
       let max = -Infinity;
       for (let j = lo; j <= p0; j++) {
-        const ko = j * rowK + kvh * dk;
-        let s = 0;
-        if (f16) for (let i = 0; i < dk; i++) s += qh[i]! * F16_TO_F32[(k as Uint16Array)[ko + i]!]!;
-        else for (let i = 0; i < dk; i++) s += qh[i]! * (k as Float32Array)[ko + i]!;
-        let sf = Math.fround(s);
+        let sf = f16 ? dotF16Vec(dk, kf, j * rowK + kvh * dk, 1, qh, 0) : dotF32(dk, kf, j * rowK + kvh * dk, qh);
         if (p.softcap > 0) sf = Math.fround(Math.fround(Math.tanh(Math.fround(sf / p.softcap))) * p.softcap);
         sf = Math.fround(sf * kqScale);
         scores[j] = sf;
@@ -181,17 +185,29 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
         sum += e;
       }
       const inv = Math.fround(1 / sum);
-      const yo = t * dv * nHead + h * dv;
-      for (let i = 0; i < dv; i++) y[yo + i] = 0;
+      w.fill(0);
       for (let j = lo; j <= p0; j++) {
-        let w = Math.fround(scores[j]! * inv);
-        if (f16) w = F16_TO_F32[f32ToF16(w)]!;
-        const vo = j * rowV + kvh * dv;
-        if (f16) for (let i = 0; i < dv; i++) y[yo + i] += w * F16_TO_F32[(v as Uint16Array)[vo + i]!]!;
-        else for (let i = 0; i < dv; i++) y[yo + i] += w * (v as Float32Array)[vo + i]!;
+        const wj = Math.fround(scores[j]! * inv);
+        w[j] = f16 ? F16_TO_F32[f32ToF16(wj)]! : wj;
+      }
+      const yo = t * dv * nHead + h * dv;
+      const n = nKv; // llama.cpp pads the KV view (masked slots weigh 0)
+      for (let i = 0; i < dv; i++) {
+        y[yo + i] = f16 ? dotF16Vec(n, vf, kvh * dv + i, rowV, w, 0) : dotF32Strided(p0 + 1, vf, kvh * dv + i, rowV, w);
       }
     }
   }
+}
+
+function dotF32(n: number, x: Float32Array, xo: number, y: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) s += x[xo + i]! * y[i]!;
+  return Math.fround(s);
+}
+function dotF32Strided(n: number, x: Float32Array, xo: number, xs: number, y: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) s += x[xo + i * xs]! * y[i]!;
+  return Math.fround(s);
 }
 
 /** Writes f32 rows into the cache at slot = position (f16 rounding for an f16 cache). */
