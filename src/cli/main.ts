@@ -19,6 +19,7 @@ const commands: Record<string, Loader> = {
   tokenize: async () => (await import('./commands/tokenize.js')).command,
   detokenize: async () => (await import('./commands/detokenize.js')).command,
   'convert-tokenizer': async () => (await import('./commands/convert-tokenizer.js')).command,
+  chat: async () => (await import('./commands/chat.js')).command,
 };
 
 export function registerCommand(name: string, loader: Loader): void {
