@@ -20,6 +20,7 @@ const commands: Record<string, Loader> = {
   detokenize: async () => (await import('./commands/detokenize.js')).command,
   'convert-tokenizer': async () => (await import('./commands/convert-tokenizer.js')).command,
   re: async () => (await import('./commands/re.js')).command,
+  chat: async () => (await import('./commands/chat.js')).command,
 };
 
 export function registerCommand(name: string, loader: Loader): void {
