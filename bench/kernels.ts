@@ -22,14 +22,29 @@ const SCALES: Record<number, [number[], number]> = {
   [GgmlType.Q2_K]: [[80, 82], 84], [GgmlType.Q3_K]: [[108], 110], [GgmlType.Q4_K]: [[0, 2], 144], [GgmlType.Q5_K]: [[0, 2], 176], [GgmlType.Q6_K]: [[208], 210],
 };
 
-function time(fn: () => void): number {
+/**
+ * Seconds per call: the best (least disturbed) wall time over short rounds within the time budget, and
+ * the process CPU time per call divided by the thread count (less sensitive to other load, since time
+ * spent descheduled is not counted). The machine is shared: expect noise.
+ */
+function time(fn: () => void, threads = 1): number {
   fn();
-  let n = 0;
+  let best = Infinity, cpu = 0, calls = 0;
   const t0 = performance.now();
-  let t = t0;
-  while (t - t0 < SECONDS * 1000) { fn(); n++; t = performance.now(); }
-  return (t - t0) / 1000 / n;
+  const c0 = process.cpuUsage();
+  while (performance.now() - t0 < SECONDS * 1000) {
+    const r0 = performance.now();
+    let n = 0, t = r0;
+    while (t - r0 < 20 || n < 2) { fn(); n++; t = performance.now(); }
+    calls += n;
+    best = Math.min(best, (t - r0) / 1000 / n);
+  }
+  const c = process.cpuUsage(c0);
+  cpu = (c.user + c.system) / 1e6 / calls / threads;
+  lastCpu = cpu;
+  return best;
 }
+let lastCpu = 0;
 
 for (const threads of THREADS) {
   const rt = await createCpuRuntime({ threads });
@@ -58,11 +73,12 @@ for (const threads of THREADS) {
     const y = rt.alloc(rows * 4 * TOKENS);
     const a = rt.alloc(activationRowBytes(activationTypeFor(wtype), COLS) * TOKENS);
     rt.quantize(activationTypeFor(wtype), x, COLS, TOKENS, a);
-    const tv = time(() => rt.matmulQ(wtype, w, rows, COLS, a, 1, y));
+    const tv = time(() => rt.matmulQ(wtype, w, rows, COLS, a, 1, y), threads);
+    const tvCpu = lastCpu;
     const tq = time(() => rt.matmul(wtype, w, rows, COLS, x, 1, y));
     const tp = time(() => rt.matmulQ(wtype, w, rows, COLS, a, TOKENS, y));
     const gb = (rows * rb) / 1e9;
-    console.log(`  ${name.padEnd(5)} ${rows}x${COLS} (${(gb * 1000).toFixed(0)} MB): matvec ${(gb / tv).toFixed(2)} GB/s (${(tv * 1e3).toFixed(2)} ms; with x quantize ${(gb / tq).toFixed(2)} GB/s)` +
+    console.log(`  ${name.padEnd(5)} ${rows}x${COLS} (${(gb * 1000).toFixed(0)} MB): matvec ${(gb / tv).toFixed(2)} GB/s (${(tv * 1e3).toFixed(2)} ms; cpu-time ${(gb / tvCpu).toFixed(2)} GB/s; with x quantize ${(gb / tq).toFixed(2)} GB/s)` +
       `  matmul x${TOKENS}: ${((2 * rows * COLS * TOKENS) / tp / 1e9).toFixed(1)} GFLOP/s`);
     rt.release(m);
   }

@@ -200,27 +200,126 @@ export function quantize_q8_K(r0: i32, r1: i32, x: usize, xs: usize, y: usize, y
 // w: weight rows (ws bytes apart), a: quantized activations (as bytes apart), y: f32 (ys bytes per token)
 // nb: blocks per row
 
-@inline function dot_q4_0(w: usize, a: usize, nb: i32): f32 {
+// Q8_0 activation side table ("aux"), per activation row: f32 d[nb] (the f16 scale widened) then i32
+// sum[nb] (sum of the block's quants), so the legacy kernels need no f16 conversion of activation scales
+// and can fold a weight offset (Q4_0's -8, Q5_0's -16) out of the inner loop as offset * sum.
+export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    let ap = a + <usize>r * as;
+    const xp = ax + <usize>r * axs;
+    for (let b: usize = 0; b < <usize>nb; b++) {
+      store<f32>(xp + (b << 2), h2f(load<u16>(ap)));
+      const q0 = v128.load(ap, 2), q1 = v128.load(ap, 18);
+      const s16 = i16x8.add(i16x8.extadd_pairwise_i8x16_s(q0), i16x8.extadd_pairwise_i8x16_s(q1));
+      store<i32>(xp + (<usize>nb << 2) + (b << 2), hsum_i32x4(i32x4.extadd_pairwise_i16x8_s(s16)));
+      ap += 34;
+    }
+  }
+}
+
+// four i32x4 partial sums -> one i32x4 of their horizontal sums
+@inline function hsum4_i32(p0: v128, p1: v128, p2: v128, p3: v128): v128 {
+  const t0 = i32x4.add(i32x4.shuffle(p0, p1, 0, 4, 1, 5), i32x4.shuffle(p0, p1, 2, 6, 3, 7));
+  const t1 = i32x4.add(i32x4.shuffle(p2, p3, 0, 4, 1, 5), i32x4.shuffle(p2, p3, 2, 6, 3, 7));
+  return i32x4.add(i32x4.shuffle(t0, t1, 0, 1, 4, 5), i32x4.shuffle(t0, t1, 2, 3, 6, 7));
+}
+// f16 scales at w, w+st, w+2st, w+3st -> f32x4
+@inline function h2f_4(w: usize, st: usize): v128 {
+  let v = i32x4.splat(<i32>load<u16>(w));
+  v = i32x4.replace_lane(v, 1, <i32>load<u16>(w + st));
+  v = i32x4.replace_lane(v, 2, <i32>load<u16>(w + 2 * st));
+  v = i32x4.replace_lane(v, 3, <i32>load<u16>(w + 3 * st));
+  return h2f4(v);
+}
+
+// unsigned nibbles of one Q4_0 block (16 bytes at q) . 32 int8 activations at a -> i32x4 partial sums
+@inline function q4_block(q: usize, a: usize): v128 {
+  const m = i16x8.splat(0x0f);
+  const v0 = v128.load8x8_u(q), v1 = v128.load8x8_u(q, 8);
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(v128.and(v0, m), v128.load8x8_s(a)), i32x4.dot_i16x8_s(v128.and(v1, m), v128.load8x8_s(a, 8))),
+    i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(v0, 4), v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(i16x8.shr_u(v1, 4), v128.load8x8_s(a, 24))));
+}
+
+// sum_b d_w[b]*d_a[b]*(sum_j qw[j]*qa[j] - 8*sum_j qa[j]), four blocks at a time
+@inline function dot_q4_0(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
-  const m4 = i8x16.splat(0x0f), s8 = i8x16.splat(8);
-  const end = w + <usize>nb * 18;
-  while (w < end) {
-    const d = h2f(load<u16>(w)) * h2f(load<u16>(a));
-    const q = v128.load(w, 2);
-    const lo = i8x16.sub(v128.and(q, m4), s8);
-    const hi = i8x16.sub(v128.and(i16x8.shr_u(q, 4), m4), s8);
-    const p = i32x4.add(
-      i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(lo), v128.load8x8_s(a, 2)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(lo), v128.load8x8_s(a, 10))),
-      i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(hi), v128.load8x8_s(a, 18)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(hi), v128.load8x8_s(a, 26))));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(d)));
+  const as = ax + (<usize>nb << 2);
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const d = f32x4.mul(h2f_4(w, 18), v128.load(ax + (<usize>b << 2)));
+    let s = hsum4_i32(q4_block(w + 2, a + 2), q4_block(w + 20, a + 36), q4_block(w + 38, a + 70), q4_block(w + 56, a + 104));
+    s = i32x4.sub(s, i32x4.shl(v128.load(as + (<usize>b << 2)), 3));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
+    w += 72; a += 136;
+  }
+  let r = hsum_f32x4(acc);
+  for (; b < nb; b++) {
+    const s = hsum_i32x4(q4_block(w + 2, a + 2)) - (load<i32>(as + (<usize>b << 2)) << 3);
+    r += h2f(load<u16>(w)) * load<f32>(ax + (<usize>b << 2)) * <f32>s;
     w += 18; a += 34;
   }
-  return hsum_f32x4(acc);
+  return r;
 }
-export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
+// two weight rows against one activation row, sharing the activation loads
+export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  let r = r0;
+  if (nTok == 1) {
+    const asum = ax + (<usize>nb << 2);
+    const m = i16x8.splat(0x0f);
+    for (; r + 2 <= r1; r += 2) {
+      let wa = w + <usize>r * ws, wb = wa + ws, ap = a;
+      let acca = f32x4.splat(0), accb = f32x4.splat(0);
+      let b = 0;
+      for (; b + 2 <= nb; b += 2) {
+        // two blocks: lanes of the pair-combined partial sums are [b0, b1, b0, b1]
+        const ad = f32x4.replace_lane(f32x4.splat(load<f32>(ax + (<usize>b << 2))), 1, load<f32>(ax + (<usize>b << 2), 4));
+        const sd = i32x4.shuffle(ad, ad, 0, 1, 0, 1);
+        const c0 = load<i32>(asum + (<usize>b << 2)) << 2, c1 = load<i32>(asum + (<usize>b << 2), 4) << 2;
+        let corr = i32x4.replace_lane(i32x4.splat(c0), 1, c1);
+        corr = i32x4.shuffle(corr, corr, 0, 1, 0, 1);
+        let a0 = v128.load8x8_s(ap, 2), a1 = v128.load8x8_s(ap, 10), a2 = v128.load8x8_s(ap, 18), a3 = v128.load8x8_s(ap, 26);
+        let u0 = v128.load8x8_u(wa, 2), u1 = v128.load8x8_u(wa, 10);
+        const pa0 = i32x4.add(
+          i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
+          i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3)));
+        u0 = v128.load8x8_u(wb, 2); u1 = v128.load8x8_u(wb, 10);
+        const pb0 = i32x4.add(
+          i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
+          i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3)));
+        a0 = v128.load8x8_s(ap, 36); a1 = v128.load8x8_s(ap, 44); a2 = v128.load8x8_s(ap, 52); a3 = v128.load8x8_s(ap, 60);
+        u0 = v128.load8x8_u(wa, 20); u1 = v128.load8x8_u(wa, 28);
+        const pa1 = i32x4.add(
+          i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
+          i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3)));
+        u0 = v128.load8x8_u(wb, 20); u1 = v128.load8x8_u(wb, 28);
+        const pb1 = i32x4.add(
+          i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
+          i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3)));
+        const ta = i32x4.sub(i32x4.add(i32x4.shuffle(pa0, pa1, 0, 4, 1, 5), i32x4.shuffle(pa0, pa1, 2, 6, 3, 7)), corr);
+        const tb = i32x4.sub(i32x4.add(i32x4.shuffle(pb0, pb1, 0, 4, 1, 5), i32x4.shuffle(pb0, pb1, 2, 6, 3, 7)), corr);
+        let wda = h2f4(i32x4.replace_lane(i32x4.splat(<i32>load<u16>(wa)), 1, <i32>load<u16>(wa, 18)));
+        let wdb = h2f4(i32x4.replace_lane(i32x4.splat(<i32>load<u16>(wb)), 1, <i32>load<u16>(wb, 18)));
+        wda = i32x4.shuffle(wda, wda, 0, 1, 0, 1); wdb = i32x4.shuffle(wdb, wdb, 0, 1, 0, 1);
+        acca = f32x4.add(acca, f32x4.mul(f32x4.convert_i32x4_s(ta), f32x4.mul(wda, sd)));
+        accb = f32x4.add(accb, f32x4.mul(f32x4.convert_i32x4_s(tb), f32x4.mul(wdb, sd)));
+        wa += 36; wb += 36; ap += 68;
+      }
+      let ra = hsum_f32x4(acca), rb = hsum_f32x4(accb);
+      for (; b < nb; b++) {
+        const c = load<i32>(asum + (<usize>b << 2)) << 3;
+        const ad = load<f32>(ax + (<usize>b << 2));
+        ra += h2f(load<u16>(wa)) * ad * <f32>(hsum_i32x4(q4_block(wa + 2, ap + 2)) - c);
+        rb += h2f(load<u16>(wb)) * ad * <f32>(hsum_i32x4(q4_block(wb + 2, ap + 2)) - c);
+        wa += 18; wb += 18; ap += 34;
+      }
+      store<f32>(y + (<usize>r << 2), ra);
+      store<f32>(y + (<usize>r << 2), rb, 4);
+    }
+  }
+  for (; r < r1; r++) {
     const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_0(wr, a + <usize>t * as, nb));
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_0(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
   }
 }
 
@@ -310,23 +409,31 @@ export function mm_q5_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   }
 }
 
-@inline function dot_q8_0(w: usize, a: usize, nb: i32): f32 {
+@inline function q8_block(w: usize, a: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w), v128.load8x8_s(a)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 8), v128.load8x8_s(a, 8))),
+    i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 16), v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 24), v128.load8x8_s(a, 24))));
+}
+@inline function dot_q8_0(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
-  const end = w + <usize>nb * 34;
-  while (w < end) {
-    const d = h2f(load<u16>(w)) * h2f(load<u16>(a));
-    const p = i32x4.add(
-      i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 2), v128.load8x8_s(a, 2)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 10), v128.load8x8_s(a, 10))),
-      i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 18), v128.load8x8_s(a, 18)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 26), v128.load8x8_s(a, 26))));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(d)));
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const d = f32x4.mul(h2f_4(w, 34), v128.load(ax + (<usize>b << 2)));
+    const s = hsum4_i32(q8_block(w + 2, a + 2), q8_block(w + 36, a + 36), q8_block(w + 70, a + 70), q8_block(w + 104, a + 104));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
+    w += 136; a += 136;
+  }
+  let r = hsum_f32x4(acc);
+  for (; b < nb; b++) {
+    r += h2f(load<u16>(w)) * load<f32>(ax + (<usize>b << 2)) * <f32>hsum_i32x4(q8_block(w + 2, a + 2));
     w += 34; a += 34;
   }
-  return hsum_f32x4(acc);
+  return r;
 }
-export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   for (let r = r0; r < r1; r++) {
     const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q8_0(wr, a + <usize>t * as, nb));
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q8_0(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
   }
 }
 

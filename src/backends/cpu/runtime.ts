@@ -62,13 +62,13 @@ export function activationRowBytes(vtype: number, cols: number): number {
   }
 }
 
-interface WeightKernel { name: KernelName; block: number; bytes: number }
+interface WeightKernel { name: KernelName; block: number; bytes: number; aux?: boolean }
 const WEIGHT_KERNELS: Record<number, WeightKernel> = {
-  [GgmlType.Q4_0]: { name: 'mm_q4_0', block: 32, bytes: 18 },
+  [GgmlType.Q4_0]: { name: 'mm_q4_0', block: 32, bytes: 18, aux: true },
   [GgmlType.Q4_1]: { name: 'mm_q4_1', block: 32, bytes: 20 },
   [GgmlType.Q5_0]: { name: 'mm_q5_0', block: 32, bytes: 22 },
   [GgmlType.Q5_1]: { name: 'mm_q5_1', block: 32, bytes: 24 },
-  [GgmlType.Q8_0]: { name: 'mm_q8_0', block: 32, bytes: 34 },
+  [GgmlType.Q8_0]: { name: 'mm_q8_0', block: 32, bytes: 34, aux: true },
   [GgmlType.Q2_K]: { name: 'mm_q2_K', block: 256, bytes: 84 },
   [GgmlType.Q3_K]: { name: 'mm_q3_K', block: 256, bytes: 110 },
   [GgmlType.Q4_K]: { name: 'mm_q4_K', block: 256, bytes: 144 },
@@ -226,6 +226,8 @@ class Runtime implements CpuRuntime {
   private scratch = 0;
   private scratchBytes = 0;
   private ropeTab = 0;
+  private aux = 0;
+  private auxBytes = 0;
   private ropeTabFloats = 0;
 
   constructor(
@@ -272,6 +274,7 @@ class Runtime implements CpuRuntime {
     this.top = mark;
     if (this.scratch >= mark) { this.scratch = 0; this.scratchBytes = 0; }
     if (this.ropeTab >= mark) { this.ropeTab = 0; this.ropeTabFloats = 0; }
+    if (this.aux >= mark) { this.aux = 0; this.auxBytes = 0; }
   }
   used(): number {
     return this.top;
@@ -298,6 +301,14 @@ class Runtime implements CpuRuntime {
     }
     return this.scratch;
   }
+  private ensureAux(bytes: number): number {
+    if (bytes > this.auxBytes) {
+      const size = Math.max(bytes, this.auxBytes * 2);
+      this.aux = this.alloc(size, 64);
+      this.auxBytes = size;
+    }
+    return this.aux;
+  }
   private ensureRopeTable(floats: number): number {
     if (floats > this.ropeTabFloats) {
       const size = Math.max(floats, this.ropeTabFloats * 2);
@@ -308,6 +319,7 @@ class Runtime implements CpuRuntime {
   }
   reserve(maxTokens: number, maxCols: number, maxRopeDims = 0): void {
     this.ensureScratch(maxTokens * activationRowBytes(GgmlType.Q8_1, alignUp(maxCols, 256)) * 1.2);
+    this.ensureAux(maxTokens * (alignUp(maxCols, 32) / 32) * 8);
     if (maxRopeDims) this.ensureRopeTable(maxTokens * maxRopeDims);
   }
 
@@ -389,7 +401,13 @@ class Runtime implements CpuRuntime {
     if (!k) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cpu matmul does not support weight type ${ggmlTypeName(wtype)}`);
     const ws = weightRowBytes(wtype, cols);
     const as = activationRowBytes(activationTypeFor(wtype), cols);
-    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, rows * 4, cols / k.block);
+    const nb = cols / k.block;
+    let ax = 0;
+    if (k.aux) {
+      ax = this.ensureAux(nTokens * nb * 8);
+      this.dispatch(KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 8, nb);
+    }
+    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, rows * 4, nb, ax, nb * 8);
   }
 
   matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void {
