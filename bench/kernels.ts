@@ -1,6 +1,7 @@
 // Micro-benchmark of the CPU matvec/matmul kernels: GB/s of weights streamed for decode (1 token) and
 // tokens/s-equivalent GFLOP/s for a small prefill batch, at 1 and 2 threads (or --threads a,b,...).
-// Usage: npm run bench:kernels [-- --mb 64 --seconds 0.5 --threads 1,2 --types Q4_0,Q8_0,Q4_K,Q6_K --tokens 32]
+// Weights are repacked into the CPU layout (Q4_0 -> Q4_0x4) unless --no-repack.
+// Usage: npm run bench:kernels [-- --no-repack --mb 64 --seconds 0.5 --threads 1,2 --types Q4_0,Q8_0,Q4_K,Q6_K --tokens 32]
 // Numbers are noisy on a shared machine: run a few times.
 import { createCpuRuntime, weightRowBytes, activationTypeFor, activationRowBytes } from '../src/backends/cpu/index.js';
 import { ggmlTypeByName, GgmlType } from '../src/gguf/ggml-types.js';
@@ -56,7 +57,7 @@ for (const threads of THREADS) {
   for (const name of TYPES) {
     const info = ggmlTypeByName(name);
     if (!info) throw new Error(`unknown type ${name}`);
-    const wtype = info.id;
+    let wtype: number = info.id;
     const rb = weightRowBytes(wtype, COLS);
     const rows = Math.floor((MB * 2 ** 20) / rb / 64) * 64;
     const m = rt.mark();
@@ -67,6 +68,8 @@ for (const threads of THREADS) {
     for (let i = 0; i < u32.length; i++) { s = (s * 1664525 + 1013904223) >>> 0; u32[i] = s; }
     const sc = SCALES[wtype];
     if (sc) for (let o = 0; o < rows * rb; o += sc[1]) for (const f of sc[0]) { bytes[o + f] = 0x00; bytes[o + f + 1] = 0x20; }
+    if (process.argv.includes('--no-repack')) void 0;
+    else wtype = rt.repackWeights(wtype, w, rows, COLS);
     const x = rt.alloc(COLS * 4 * TOKENS);
     const xf = rt.f32(x, COLS * TOKENS);
     for (let i = 0; i < xf.length; i++) xf[i] = Math.sin(i);

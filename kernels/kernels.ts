@@ -261,65 +261,44 @@ export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
   }
   return r;
 }
-// two weight rows against one activation row, sharing the activation loads
 export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
-  let r = r0;
-  if (nTok == 1) {
-    const asum = ax + (<usize>nb << 2);
-    const m = i16x8.splat(0x0f);
-    for (; r + 2 <= r1; r += 2) {
-      let wa = w + <usize>r * ws, wb = wa + ws, ap = a;
-      let acca = f32x4.splat(0), accb = f32x4.splat(0);
-      let b = 0;
-      for (; b + 2 <= nb; b += 2) {
-        // two blocks: lanes of the pair-combined partial sums are [b0, b1, b0, b1]
-        const ad = f32x4.replace_lane(f32x4.splat(load<f32>(ax + (<usize>b << 2))), 1, load<f32>(ax + (<usize>b << 2), 4));
-        const sd = i32x4.shuffle(ad, ad, 0, 1, 0, 1);
-        const c0 = load<i32>(asum + (<usize>b << 2)) << 2, c1 = load<i32>(asum + (<usize>b << 2), 4) << 2;
-        let corr = i32x4.replace_lane(i32x4.splat(c0), 1, c1);
-        corr = i32x4.shuffle(corr, corr, 0, 1, 0, 1);
-        let a0 = v128.load8x8_s(ap, 2), a1 = v128.load8x8_s(ap, 10), a2 = v128.load8x8_s(ap, 18), a3 = v128.load8x8_s(ap, 26);
-        let u0 = v128.load8x8_u(wa, 2), u1 = v128.load8x8_u(wa, 10);
-        const pa0 = i32x4.add(
-          i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
-          i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3)));
-        u0 = v128.load8x8_u(wb, 2); u1 = v128.load8x8_u(wb, 10);
-        const pb0 = i32x4.add(
-          i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
-          i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3)));
-        a0 = v128.load8x8_s(ap, 36); a1 = v128.load8x8_s(ap, 44); a2 = v128.load8x8_s(ap, 52); a3 = v128.load8x8_s(ap, 60);
-        u0 = v128.load8x8_u(wa, 20); u1 = v128.load8x8_u(wa, 28);
-        const pa1 = i32x4.add(
-          i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
-          i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3)));
-        u0 = v128.load8x8_u(wb, 20); u1 = v128.load8x8_u(wb, 28);
-        const pb1 = i32x4.add(
-          i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
-          i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3)));
-        const ta = i32x4.sub(i32x4.add(i32x4.shuffle(pa0, pa1, 0, 4, 1, 5), i32x4.shuffle(pa0, pa1, 2, 6, 3, 7)), corr);
-        const tb = i32x4.sub(i32x4.add(i32x4.shuffle(pb0, pb1, 0, 4, 1, 5), i32x4.shuffle(pb0, pb1, 2, 6, 3, 7)), corr);
-        let wda = h2f4(i32x4.replace_lane(i32x4.splat(<i32>load<u16>(wa)), 1, <i32>load<u16>(wa, 18)));
-        let wdb = h2f4(i32x4.replace_lane(i32x4.splat(<i32>load<u16>(wb)), 1, <i32>load<u16>(wb, 18)));
-        wda = i32x4.shuffle(wda, wda, 0, 1, 0, 1); wdb = i32x4.shuffle(wdb, wdb, 0, 1, 0, 1);
-        acca = f32x4.add(acca, f32x4.mul(f32x4.convert_i32x4_s(ta), f32x4.mul(wda, sd)));
-        accb = f32x4.add(accb, f32x4.mul(f32x4.convert_i32x4_s(tb), f32x4.mul(wdb, sd)));
-        wa += 36; wb += 36; ap += 68;
-      }
-      let ra = hsum_f32x4(acca), rb = hsum_f32x4(accb);
-      for (; b < nb; b++) {
-        const c = load<i32>(asum + (<usize>b << 2)) << 3;
-        const ad = load<f32>(ax + (<usize>b << 2));
-        ra += h2f(load<u16>(wa)) * ad * <f32>(hsum_i32x4(q4_block(wa + 2, ap + 2)) - c);
-        rb += h2f(load<u16>(wb)) * ad * <f32>(hsum_i32x4(q4_block(wb + 2, ap + 2)) - c);
-        wa += 18; wb += 18; ap += 34;
-      }
-      store<f32>(y + (<usize>r << 2), ra);
-      store<f32>(y + (<usize>r << 2), rb, 4);
-    }
-  }
-  for (; r < r1; r++) {
+  for (let r = r0; r < r1; r++) {
     const wr = w + <usize>r * ws;
     for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_0(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
+  }
+}
+
+// Q4_0 repacked 4 blocks at a time (see repack_q4_0x4): [4 x f16 d][4 x 16 B quants], 72 B per group,
+// so the scales load as one vector and every 8-byte quant load is 8-byte aligned. Rows need nb % 4 == 0.
+// in place: rows [r0, r1) of nb blocks (nb % 4 == 0) at w, ws bytes apart
+export function repack_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    let p = w + <usize>r * ws;
+    for (let g = 0; g < nb; g += 4) {
+      const d0 = load<u16>(p), d1 = load<u16>(p, 18), d2 = load<u16>(p, 36), d3 = load<u16>(p, 54);
+      const q0 = v128.load(p, 2), q1 = v128.load(p, 20), q2 = v128.load(p, 38), q3 = v128.load(p, 56);
+      store<u16>(p, d0); store<u16>(p, d1, 2); store<u16>(p, d2, 4); store<u16>(p, d3, 6);
+      v128.store(p, q0, 8); v128.store(p, q1, 24); v128.store(p, q2, 40); v128.store(p, q3, 56);
+      p += 72;
+    }
+  }
+}
+@inline function dot_q4_0x4(w: usize, a: usize, ax: usize, nb: i32): f32 {
+  let acc = f32x4.splat(0);
+  const as = ax + (<usize>nb << 2);
+  for (let b = 0; b < nb; b += 4) {
+    const d = f32x4.mul(h2f4(v128.load16x4_u(w)), v128.load(ax + (<usize>b << 2)));
+    let s = hsum4_i32(q4_block(w + 8, a + 2), q4_block(w + 24, a + 36), q4_block(w + 40, a + 70), q4_block(w + 56, a + 104));
+    s = i32x4.sub(s, i32x4.shl(v128.load(as + (<usize>b << 2)), 3));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
+    w += 72; a += 136;
+  }
+  return hsum_f32x4(acc);
+}
+export function mm_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_0x4(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
   }
 }
 
@@ -445,32 +424,52 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return j < 4 ? <i32>(load<u8>(q + j + 4) & 63) : <i32>((load<u8>(q + j + 4) >> 4) | ((load<u8>(q + j) >> 6) << 4));
 }
 
+// Q4_K/Q5_K scales (bytes 0..7) and mins (bytes 8..15) of the 12 packed bytes at sc, as ggml's utmp shuffle
+@inline function k4_scales(sc: usize): v128 {
+  const u0 = load<u32>(sc), u1 = load<u32>(sc, 4), u2 = load<u32>(sc, 8);
+  let v = i32x4.splat(u0 & 0x3f3f3f3f);
+  v = i32x4.replace_lane(v, 1, (u2 & 0x0f0f0f0f) | (((u0 >> 6) & 0x03030303) << 4));
+  v = i32x4.replace_lane(v, 2, u1 & 0x3f3f3f3f);
+  return i32x4.replace_lane(v, 3, ((u2 >> 4) & 0x0f0f0f0f) | (((u1 >> 6) & 0x03030303) << 4));
+}
+// sum_j mins[j] * (bsums[2j] + bsums[2j+1]) for Q8_K activations at a
+@inline function k4_summins(smv: v128, a: usize): i32 {
+  const b0 = v128.load(a, 260), b1 = v128.load(a, 276);
+  const ev = i8x16.shuffle(b0, b1, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29);
+  const od = i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+  return hsum_i32x4(i32x4.dot_i16x8_s(i16x8.add(ev, od), i16x8.extend_high_i8x16_u(smv)));
+}
+// 32 nibbles (low or high halves of 4 u16-widened byte vectors) . 32 int8 at a
+@inline function dot32_u16(x0: v128, x1: v128, x2: v128, x3: v128, a: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(x0, v128.load8x8_s(a)), i32x4.dot_i16x8_s(x1, v128.load8x8_s(a, 8))),
+    i32x4.add(i32x4.dot_i16x8_s(x2, v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(x3, v128.load8x8_s(a, 24))));
+}
+
 @inline function dot_q4_K(w: usize, a: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
   let accm: f32 = 0;
-  const m4 = i8x16.splat(0x0f);
+  const m4 = i16x8.splat(0x0f);
   const end = w + <usize>nb * 144;
   while (w < end) {
     const ad = load<f32>(a);
     const d = h2f(load<u16>(w)) * ad;
     const dmin = h2f(load<u16>(w, 2)) * ad;
-    const sc = w + 4;
-    // mins . bsums (per 32: pairs of 16-sums)
-    const bs = i32x4.extadd_pairwise_i16x8_s(v128.load(a, 260));
-    const bs2 = i32x4.extadd_pairwise_i16x8_s(v128.load(a, 276));
-    let mins = i32x4.splat(kmin(sc, 0));
-    mins = i32x4.replace_lane(mins, 1, kmin(sc, 1)); mins = i32x4.replace_lane(mins, 2, kmin(sc, 2)); mins = i32x4.replace_lane(mins, 3, kmin(sc, 3));
-    let mins2 = i32x4.splat(kmin(sc, 4));
-    mins2 = i32x4.replace_lane(mins2, 1, kmin(sc, 5)); mins2 = i32x4.replace_lane(mins2, 2, kmin(sc, 6)); mins2 = i32x4.replace_lane(mins2, 3, kmin(sc, 7));
-    const summ = hsum_i32x4(i32x4.add(i32x4.mul(bs, mins), i32x4.mul(bs2, mins2)));
-    accm += dmin * <f32>summ;
+    const smv = k4_scales(w + 4);
+    accm += dmin * <f32>k4_summins(smv, a);
+    const s16 = i16x8.extend_low_i8x16_u(smv);
     let isum = i32x4.splat(0);
     let qs = w + 16, q8 = a + 4;
     for (let j = 0; j < 4; j++) {
-      const q0 = v128.load(qs), q1 = v128.load(qs, 16);
-      const lo = i32x4.add(dot_u8s8(v128.and(q0, m4), v128.load(q8)), dot_u8s8(v128.and(q1, m4), v128.load(q8, 16)));
-      const hi = i32x4.add(dot_u8s8(v128.and(i16x8.shr_u(q0, 4), m4), v128.load(q8, 32)), dot_u8s8(v128.and(i16x8.shr_u(q1, 4), m4), v128.load(q8, 48)));
-      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.splat(kscale(sc, 2 * j))), i32x4.mul(hi, i32x4.splat(kscale(sc, 2 * j + 1)))));
+      const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
+      const lo = dot32_u16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
+      const hi = dot32_u16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 32);
+      let sl: i32, sh: i32;
+      if (j == 0) { sl = i16x8.extract_lane_u(s16, 0); sh = i16x8.extract_lane_u(s16, 1); }
+      else if (j == 1) { sl = i16x8.extract_lane_u(s16, 2); sh = i16x8.extract_lane_u(s16, 3); }
+      else if (j == 2) { sl = i16x8.extract_lane_u(s16, 4); sh = i16x8.extract_lane_u(s16, 5); }
+      else { sl = i16x8.extract_lane_u(s16, 6); sh = i16x8.extract_lane_u(s16, 7); }
+      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.splat(sl)), i32x4.mul(hi, i32x4.splat(sh))));
       qs += 32; q8 += 64;
     }
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
@@ -528,7 +527,7 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 
 @inline function dot_q6_K(w: usize, a: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
-  const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
+  const m4 = i16x8.splat(0x0f), m30 = i16x8.splat(0x30);
   const end = w + <usize>nb * 210;
   while (w < end) {
     const d = h2f(load<u16>(w, 208)) * load<f32>(a);
@@ -540,16 +539,23 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     let ql = w, qh = w + 128, q8 = a + 4, s = sc;
     for (let n = 0; n < 2; n++) {
       for (let l: usize = 0; l < 32; l += 16) {
-        const qa = v128.load(ql + l), qb = v128.load(ql + l, 32), h = v128.load(qh + l);
-        const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30));
-        const x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
-        const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30));
-        const x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
+        let p1 = i32x4.splat(0), p2 = p1, p3 = p1, p4 = p1;
+        for (let k: usize = 0; k < 16; k += 8) {
+          const qa = v128.load8x8_u(ql + l + k), qb = v128.load8x8_u(ql + l + k, 32), h = v128.load8x8_u(qh + l + k);
+          const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30));
+          const x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
+          const x3 = v128.or(i16x8.shr_u(qa, 4), v128.and(h, m30));
+          const x4 = v128.or(i16x8.shr_u(qb, 4), v128.and(i16x8.shr_u(h, 2), m30));
+          const qp = q8 + l + k;
+          p1 = i32x4.add(p1, i32x4.dot_i16x8_s(x1, v128.load8x8_s(qp)));
+          p2 = i32x4.add(p2, i32x4.dot_i16x8_s(x2, v128.load8x8_s(qp, 32)));
+          p3 = i32x4.add(p3, i32x4.dot_i16x8_s(x3, v128.load8x8_s(qp, 64)));
+          p4 = i32x4.add(p4, i32x4.dot_i16x8_s(x4, v128.load8x8_s(qp, 96)));
+        }
         const is = s + (l >> 4);
-        isum = i32x4.add(isum, i32x4.mul(dot_u8s8(x1, v128.load(q8 + l)), i32x4.splat(<i32>load<i8>(is))));
-        isum = i32x4.add(isum, i32x4.mul(dot_u8s8(x2, v128.load(q8 + l, 32)), i32x4.splat(<i32>load<i8>(is, 2))));
-        isum = i32x4.add(isum, i32x4.mul(dot_u8s8(x3, v128.load(q8 + l, 64)), i32x4.splat(<i32>load<i8>(is, 4))));
-        isum = i32x4.add(isum, i32x4.mul(dot_u8s8(x4, v128.load(q8 + l, 96)), i32x4.splat(<i32>load<i8>(is, 6))));
+        isum = i32x4.add(isum, i32x4.add(
+          i32x4.add(i32x4.mul(p1, i32x4.splat(<i32>load<i8>(is))), i32x4.mul(p2, i32x4.splat(<i32>load<i8>(is, 2)))),
+          i32x4.add(i32x4.mul(p3, i32x4.splat(<i32>load<i8>(is, 4))), i32x4.mul(p4, i32x4.splat(<i32>load<i8>(is, 6))))));
       }
       ql += 64; qh += 32; q8 += 128; s += 8;
     }

@@ -1,5 +1,5 @@
 // CPU runtime: WebAssembly SIMD128 kernels on worker threads sharing one memory.
-export { createCpuRuntime, CpuRuntimeError, activationTypeFor, activationRowBytes, weightRowBytes, MATMUL_TYPES } from './runtime.js';
+export { createCpuRuntime, CpuRuntimeError, CpuLayout, activationTypeFor, activationRowBytes, weightRowBytes, MATMUL_TYPES } from './runtime.js';
 export type { CpuRuntime, CpuRuntimeOptions, AttentionArgs, RopeArgs } from './runtime.js';
 export { compileKernels, kernelWasmBytes } from './wasm.js';
 export { KERNEL_NAMES, type KernelName, type KernelExports } from './ops.js';

@@ -39,10 +39,19 @@ const HEAP_BASE = PAGE;
 /** ops smaller than this many multiply-adds run on the calling thread alone */
 const PARALLEL_MIN_WORK = 1 << 15;
 
+/**
+ * CPU-only weight layouts produced by `repackWeights` (ids outside ggml's range). Pass the returned id as
+ * the weight type to matmul.
+ */
+export const CpuLayout = {
+  /** Q4_0 regrouped by 4 blocks: [4 x f16 d][4 x 16 B quants]; same size as Q4_0, aligned SIMD loads */
+  Q4_0x4: 0x1002,
+} as const;
+
 /** Activation type the kernels take for a weight type (as ggml's vec_dot_type; F16 -> f32 rounded through f16). */
 export function activationTypeFor(wtype: number): number {
   switch (wtype) {
-    case GgmlType.Q4_0: case GgmlType.Q5_0: case GgmlType.Q8_0: return GgmlType.Q8_0;
+    case GgmlType.Q4_0: case GgmlType.Q5_0: case GgmlType.Q8_0: case CpuLayout.Q4_0x4: return GgmlType.Q8_0;
     case GgmlType.Q4_1: case GgmlType.Q5_1: return GgmlType.Q8_1;
     case GgmlType.Q2_K: case GgmlType.Q3_K: case GgmlType.Q4_K: case GgmlType.Q5_K: case GgmlType.Q6_K: return GgmlType.Q8_K;
     case GgmlType.F16: return GgmlType.F16;
@@ -65,6 +74,7 @@ export function activationRowBytes(vtype: number, cols: number): number {
 interface WeightKernel { name: KernelName; block: number; bytes: number; aux?: boolean }
 const WEIGHT_KERNELS: Record<number, WeightKernel> = {
   [GgmlType.Q4_0]: { name: 'mm_q4_0', block: 32, bytes: 18, aux: true },
+  [CpuLayout.Q4_0x4]: { name: 'mm_q4_0x4', block: 32, bytes: 18, aux: true },
   [GgmlType.Q4_1]: { name: 'mm_q4_1', block: 32, bytes: 20 },
   [GgmlType.Q5_0]: { name: 'mm_q5_0', block: 32, bytes: 22 },
   [GgmlType.Q5_1]: { name: 'mm_q5_1', block: 32, bytes: 24 },
@@ -156,6 +166,11 @@ export interface CpuRuntime {
   quantize(vtype: number, x: number, cols: number, nRows: number, y: number, xStride?: number): void;
   /** y[t][r] = dot(weight row r, activation row t), activations already in activationTypeFor(wtype) */
   matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number): void;
+  /**
+   * Rewrites weights in place into the fastest CPU layout for their type (no copy, same size) and returns
+   * the weight type id to use from then on (a CpuLayout id, or `wtype` itself when nothing applies).
+   */
+  repackWeights(wtype: number, w: number, rows: number, cols: number): number;
   /** as matmulQ from f32 activations (quantized first into the runtime's scratch, as ggml does) */
   matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void;
   rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight?: number): void;
@@ -408,6 +423,15 @@ class Runtime implements CpuRuntime {
       this.dispatch(KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 8, nb);
     }
     this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, rows * 4, nb, ax, nb * 8);
+  }
+
+  repackWeights(wtype: number, w: number, rows: number, cols: number): number {
+    const ws = weightRowBytes(wtype, cols);
+    if (wtype === GgmlType.Q4_0 && (cols / 32) % 4 === 0) {
+      this.dispatch(KERNEL_INDEX.repack_q4_0x4, rows, 1, rows * cols, w, ws, cols / 32);
+      return CpuLayout.Q4_0x4;
+    }
+    return wtype;
   }
 
   matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void {

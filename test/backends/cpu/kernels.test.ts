@@ -2,7 +2,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { GgmlType, ggmlTypeName } from '../../../src/gguf/ggml-types.js';
-import { createCpuRuntime, activationTypeFor, type CpuRuntime } from '../../../src/backends/cpu/index.js';
+import { createCpuRuntime, activationTypeFor, CpuLayout, type CpuRuntime } from '../../../src/backends/cpu/index.js';
 import { BLOCK, dequantize, f16ToF32, f32ToF16, quantizeAct, randomWeights, rng } from './ref.js';
 
 function randomF32(n: number, rnd: () => number, scale = 1): Float32Array {
@@ -56,7 +56,7 @@ for (const threads of [1, 2]) {
       it(`matmul ${ggmlTypeName(wt)} x ${ggmlTypeName(activationTypeFor(wt))}`, () => {
         const rnd = rng(100 + wt);
         const bs = BLOCK[wt]![0];
-        const cols = bs === 256 ? 512 : bs === 32 ? 96 : 37;
+        const cols = bs === 256 ? 768 : bs === 32 ? 224 : 37;
         const rows = 7;
         for (const nTok of [1, 3]) {
           const m = rt.mark();
@@ -98,6 +98,25 @@ for (const threads of [1, 2]) {
         }
       });
     }
+
+    it('repacked Q4_0 (Q4_0x4) matches Q4_0', () => {
+      const rnd = rng(5), rows = 5, cols = 512;
+      for (const nTok of [1, 2]) {
+        const m = rt.mark();
+        const w = randomWeights(GgmlType.Q4_0, rows, cols, rnd), x = randomF32(cols * nTok, rnd);
+        const wp = put(rt, w), xp = put(rt, x), y0 = rt.alloc(rows * nTok * 4), y1 = rt.alloc(rows * nTok * 4);
+        rt.matmul(GgmlType.Q4_0, wp, rows, cols, xp, nTok, y0);
+        const lt = rt.repackWeights(GgmlType.Q4_0, wp, rows, cols);
+        assert.equal(lt, CpuLayout.Q4_0x4);
+        assert.notDeepEqual(rt.u8(wp, w.length), w);
+        rt.matmul(lt, wp, rows, cols, xp, nTok, y1);
+        const want = rt.f32(y0, rows * nTok);
+        close(rt.f32(y1, rows * nTok), want, (i) => 1e-5 * Math.abs(want[i]!) + 1e-6, 'Q4_0x4');
+        rt.release(m);
+      }
+      // rows whose block count is not a multiple of 4 stay Q4_0
+      assert.equal(rt.repackWeights(GgmlType.Q4_0, 0, 1, 96), GgmlType.Q4_0);
+    });
 
     it('rms_norm with and without weight', () => {
       const rnd = rng(7), n = 67, rows = 5;
