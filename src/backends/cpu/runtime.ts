@@ -2,8 +2,9 @@
 // instantiated on the main thread and on every pool worker, a bump allocator over the memory, and
 // row-parallel ops. A backend calls it per op with tensor pointers; nothing here allocates per call
 // (scratch buffers grow once to the largest shape seen, or are reserved up front with `reserve`).
-import { GgmlType, ggmlTypeName } from '../../gguf/ggml-types.js';
+import { GgmlType, ggmlTypeInfo, ggmlTypeName } from '../../gguf/ggml-types.js';
 import { CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_INDEX, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceOf, type KernelExports, type KernelFn, type KernelName } from './ops.js';
+import { dequantizer } from '../../quant/index.js';
 import { compileKernels } from './wasm.js';
 import type { WorkerInit } from './worker-core.js';
 import { availableCores, defaultSpawner, type SpawnWorker, type WorkerHandle } from './workers.js';
@@ -97,6 +98,13 @@ export function weightRowBytes(wtype: number, cols: number): number {
   return (cols / k.block) * k.bytes;
 }
 
+function rowBytesOf(type: number, cols: number): number {
+  const t = ggmlTypeInfo(type);
+  if (!t) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `unknown ggml type ${type}`);
+  if (cols % t.blockSize) throw new CpuRuntimeError('BAD_SHAPE', `row of ${cols} values is not a multiple of ${t.name}'s block of ${t.blockSize}`);
+  return (cols / t.blockSize) * t.typeSize;
+}
+
 export interface AttentionArgs {
   /** f32 queries, token t head h at q + t*qStride + h*headDim*4 */
   q: number;
@@ -185,6 +193,10 @@ export interface CpuRuntime {
   f32ToF16(x: number, y: number, n: number): void;
   f16ToF32(x: number, y: number, n: number): void;
   attention(args: AttentionArgs): void;
+  /** out[i] = row ids[i] of a (rows x cols) table of type wtype (any ggml type src/quant dequantizes, or a CpuLayout), as f32 */
+  getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void;
+  /** copies `bytes` bytes (regions may overlap) */
+  copy(src: number, dst: number, bytes: number): void;
   close(): Promise<void>;
 }
 
@@ -241,6 +253,7 @@ class Runtime implements CpuRuntime {
   private scratch = 0;
   private scratchBytes = 0;
   private ropeTab = 0;
+  private rowTmp: Uint8Array | null = null;
   private aux = 0;
   private auxBytes = 0;
   private ropeTabFloats = 0;
@@ -504,6 +517,35 @@ class Runtime implements CpuRuntime {
     const os = p.outStride ?? nHead * headDim * 4;
     const work = nTokens * nHead * headDim * (p.kvBase + nTokens) * 2;
     this.dispatch(KERNEL_INDEX.attn_f16, nTokens * nHead, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nHead, headDim, nHead / nKvHead, p.kvBase, p.scale);
+  }
+
+  getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void {
+    const rb = wtype === CpuLayout.Q4_0x4 ? weightRowBytes(wtype, cols) : rowBytesOf(wtype, cols);
+    const base = wtype === CpuLayout.Q4_0x4 ? GgmlType.Q4_0 : wtype;
+    const deq = dequantizer(base);
+    const u8 = new Uint8Array(this.buffer());
+    const f32 = new Float32Array(this.buffer());
+    if (out % 4) throw new CpuRuntimeError('BAD_SHAPE', `getRows output ${out} is not 4-byte aligned`);
+    for (let i = 0; i < ids.length; i++) {
+      let src = u8, so = table + ids[i]! * rb;
+      if (wtype === CpuLayout.Q4_0x4) {
+        // undo the 4-block grouping of this row into a reusable buffer
+        if (!this.rowTmp || this.rowTmp.length < rb) this.rowTmp = new Uint8Array(rb);
+        const t = this.rowTmp;
+        for (let g = 0; g < rb; g += 72) {
+          for (let k = 0; k < 4; k++) {
+            t[g + k * 18] = u8[so + g + 2 * k]!;
+            t[g + k * 18 + 1] = u8[so + g + 2 * k + 1]!;
+            t.set(u8.subarray(so + g + 8 + 16 * k, so + g + 24 + 16 * k), g + k * 18 + 2);
+          }
+        }
+        src = t; so = 0;
+      }
+      deq(src, so, f32, out / 4 + i * cols, cols);
+    }
+  }
+  copy(src: number, dst: number, bytes: number): void {
+    new Uint8Array(this.buffer()).copyWithin(dst, src, src + bytes);
   }
 
   async close(): Promise<void> {

@@ -119,6 +119,29 @@ for (const threads of [1, 2]) {
       assert.equal(rt.repackWeights(GgmlType.Q4_0, 0, 1, 96), GgmlType.Q4_0);
     });
 
+    it('getRows dequantizes table rows (plain and repacked) and copy moves bytes', () => {
+      const rnd = rng(6), rows = 6, cols = 256;
+      for (const wt of [GgmlType.Q4_0, GgmlType.Q6_K, GgmlType.F16, GgmlType.Q8_0]) {
+        const m = rt.mark();
+        const w = randomWeights(wt, rows, cols, rnd);
+        const wp = put(rt, w), out = rt.alloc(3 * cols * 4);
+        const ids = [5, 0, 5];
+        const want = new Float32Array(3 * cols);
+        ids.forEach((id, i) => dequantizeRow(wt, w, id * (w.length / rows), want, i * cols, cols));
+        rt.getRows(wt, wp, cols, ids, out);
+        assert.deepEqual(rt.f32(out, 3 * cols), want, ggmlTypeName(wt));
+        if (wt === GgmlType.Q4_0) {
+          const lt = rt.repackWeights(wt, wp, rows, cols);
+          rt.f32(out, 3 * cols).fill(0);
+          rt.getRows(lt, wp, cols, ids, out);
+          assert.deepEqual(rt.f32(out, 3 * cols), want, 'Q4_0x4');
+        }
+        rt.copy(out, out + 4, 8);
+        assert.deepEqual(Array.from(rt.f32(out, 3)), [want[0], want[0], want[1]]);
+        rt.release(m);
+      }
+    });
+
     it('rms_norm with and without weight', () => {
       const rnd = rng(7), n = 67, rows = 5;
       const x = randomF32(n * rows, rnd, 2), w = randomF32(n, rnd);
@@ -238,6 +261,29 @@ for (const threads of [1, 2]) {
     });
   });
 }
+
+describe('cpu runtime threads', () => {
+  it('splits fewer rows than threads, skips empty ops, and reports a failing kernel instead of hanging', async () => {
+    const rt = await createCpuRuntime({ threads: 2, parallelMinWork: 0, spin: 100 });
+    try {
+      const a = rt.alloc(64), y = rt.alloc(64);
+      rt.f32(a, 1)[0] = 2;
+      rt.add(a, a, y, 1); // 1 element on 2 threads
+      assert.equal(rt.f32(y, 1)[0], 4);
+      rt.add(a, a, y, 0);
+      // rows out of bounds trap in both threads
+      assert.throws(() => rt.matmulQ(GgmlType.Q8_0, 0xfff00000, 64, 256, a, 1, y), (e: Error & { code?: string }) => e.code === 'KERNEL_FAILED');
+      // the pool still works afterwards
+      rt.f32(a, 32).fill(1);
+      rt.add(a, a, y, 16);
+      assert.deepEqual(Array.from(rt.f32(y, 16)), new Array(16).fill(2));
+    } finally {
+      await rt.close();
+    }
+    await rt.close();
+    assert.throws(() => rt.add(0, 0, 0, 1), (e: Error & { code?: string }) => e.code === 'CLOSED');
+  });
+});
 
 describe('cpu runtime memory', () => {
   it('grows the memory, aligns, and names the sizes when wasm32 cannot hold an allocation', async () => {
