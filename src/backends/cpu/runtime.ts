@@ -148,6 +148,19 @@ export interface RopeArgs {
   headStride?: number;
 }
 
+/**
+ * A fixed region of the wasm memory planned at context creation (the activation arena): bump-allocate
+ * tensors in it, `reset()` between graph evaluations; nothing is allocated per token.
+ */
+export interface CpuArena {
+  readonly base: number;
+  readonly size: number;
+  /** bytes in use */
+  readonly used: number;
+  alloc(bytes: number, align?: number): number;
+  reset(): void;
+}
+
 export interface CpuRuntime {
   readonly threads: number;
   readonly memory: WebAssembly.Memory;
@@ -155,6 +168,8 @@ export interface CpuRuntime {
   readonly kernels: KernelExports;
   /** bump-allocates `bytes` (aligned to `align`, default 64) and returns the pointer; grows the memory */
   alloc(bytes: number, align?: number): number;
+  /** reserves a region of `bytes` for activations and returns its sub-allocator */
+  createArena(bytes: number): CpuArena;
   /** current allocation top; `release(mark())` frees everything allocated after the mark */
   mark(): number;
   release(mark: number): void;
@@ -293,6 +308,24 @@ class Runtime implements CpuRuntime {
     }
     this.top = end;
     return p;
+  }
+  createArena(bytes: number): CpuArena {
+    const base = this.alloc(bytes, 64);
+    let top = base;
+    return {
+      base,
+      size: bytes,
+      get used() { return top - base; },
+      alloc(n: number, align = 64): number {
+        const p = alignUp(top, align);
+        if (p + n > base + bytes) {
+          throw new CpuRuntimeError('OUT_OF_MEMORY', `cpu arena: allocating ${n} bytes needs ${p + n - base} of the arena's ${bytes} bytes`);
+        }
+        top = p + n;
+        return p;
+      },
+      reset(): void { top = base; },
+    };
   }
   mark(): number {
     return this.top;

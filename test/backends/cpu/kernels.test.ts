@@ -295,6 +295,12 @@ describe('cpu runtime memory', () => {
       rt.alloc(1 << 20);
       rt.release(m);
       assert.equal(rt.mark(), m);
+      const arena = rt.createArena(4096);
+      const p1 = arena.alloc(100), p2 = arena.alloc(100, 256);
+      assert.ok(p1 >= arena.base && p2 % 256 === 0 && p2 >= p1 + 100);
+      assert.throws(() => arena.alloc(4096), (e: Error & { code?: string }) => e.code === 'OUT_OF_MEMORY');
+      arena.reset();
+      assert.equal(arena.alloc(8), p1);
       assert.throws(() => rt.alloc(16 << 20), (e: Error & { code?: string }) => e.code === 'OUT_OF_MEMORY' && /16777216 bytes/.test(e.message));
     } finally {
       await rt.close();
