@@ -1,0 +1,89 @@
+// Micro-benchmark of the CPU matvec/matmul kernels: GB/s of weights streamed for decode (1 token) and
+// tokens/s-equivalent GFLOP/s for a small prefill batch, at 1 and 2 threads (or --threads a,b,...).
+// Weights are repacked into the CPU layout (Q4_0 -> Q4_0x4) unless --no-repack.
+// Usage: npm run bench:kernels [-- --no-repack --mb 64 --seconds 0.5 --threads 1,2 --types Q4_0,Q8_0,Q4_K,Q6_K --tokens 32]
+// Numbers are noisy on a shared machine: run a few times.
+import { createCpuRuntime, weightRowBytes, activationTypeFor, activationRowBytes } from '../src/backends/cpu/index.js';
+import { ggmlTypeByName, GgmlType } from '../src/gguf/ggml-types.js';
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : def;
+}
+const MB = Number(arg('mb', '64'));
+const SECONDS = Number(arg('seconds', '0.5'));
+const THREADS = arg('threads', '1,2').split(',').map(Number);
+const TYPES = arg('types', 'Q4_0,Q8_0,Q4_K,Q6_K').split(',');
+const TOKENS = Number(arg('tokens', '32'));
+const COLS = 4096;
+
+// f16 scale fields per type (byte offsets within a block, block bytes)
+const SCALES: Record<number, [number[], number]> = {
+  [GgmlType.Q4_0]: [[0], 18], [GgmlType.Q8_0]: [[0], 34], [GgmlType.Q4_1]: [[0, 2], 20], [GgmlType.Q5_0]: [[0], 22], [GgmlType.Q5_1]: [[0, 2], 24],
+  [GgmlType.Q2_K]: [[80, 82], 84], [GgmlType.Q3_K]: [[108], 110], [GgmlType.Q4_K]: [[0, 2], 144], [GgmlType.Q5_K]: [[0, 2], 176], [GgmlType.Q6_K]: [[208], 210],
+};
+
+/**
+ * Seconds per call: the best (least disturbed) wall time over short rounds within the time budget, and
+ * the process CPU time per call divided by the thread count (less sensitive to other load, since time
+ * spent descheduled is not counted). The machine is shared: expect noise.
+ */
+function time(fn: () => void, threads = 1): number {
+  fn();
+  let best = Infinity, cpu = 0, calls = 0;
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  while (performance.now() - t0 < SECONDS * 1000) {
+    const r0 = performance.now();
+    let n = 0, t = r0;
+    while (t - r0 < 20 || n < 2) { fn(); n++; t = performance.now(); }
+    calls += n;
+    best = Math.min(best, (t - r0) / 1000 / n);
+  }
+  const c = process.cpuUsage(c0);
+  cpu = (c.user + c.system) / 1e6 / calls / threads;
+  lastCpu = cpu;
+  return best;
+}
+let lastCpu = 0;
+
+for (const threads of THREADS) {
+  const rt = await createCpuRuntime({ threads });
+  console.log(`threads=${threads}`);
+  // fork/join cost of an empty op
+  const one = rt.alloc(64);
+  const fj = time(() => { for (let i = 0; i < 1000; i++) rt.run('add', 64, 16, 1 << 30, one, one, one); }) / 1000;
+  console.log(`  fork/join (tiny op on all threads): ${(fj * 1e6).toFixed(2)} us`);
+  for (const name of TYPES) {
+    const info = ggmlTypeByName(name);
+    if (!info) throw new Error(`unknown type ${name}`);
+    let wtype: number = info.id;
+    const rb = weightRowBytes(wtype, COLS);
+    const rows = Math.floor((MB * 2 ** 20) / rb / 64) * 64;
+    const m = rt.mark();
+    const w = rt.alloc(rows * rb);
+    const bytes = rt.u8(w, rows * rb);
+    const u32 = new Uint32Array(bytes.buffer, w, (rows * rb) >> 2);
+    let s = 12345;
+    for (let i = 0; i < u32.length; i++) { s = (s * 1664525 + 1013904223) >>> 0; u32[i] = s; }
+    const sc = SCALES[wtype];
+    if (sc) for (let o = 0; o < rows * rb; o += sc[1]) for (const f of sc[0]) { bytes[o + f] = 0x00; bytes[o + f + 1] = 0x20; }
+    if (process.argv.includes('--no-repack')) void 0;
+    else wtype = rt.repackWeights(wtype, w, rows, COLS);
+    const x = rt.alloc(COLS * 4 * TOKENS);
+    const xf = rt.f32(x, COLS * TOKENS);
+    for (let i = 0; i < xf.length; i++) xf[i] = Math.sin(i);
+    const y = rt.alloc(rows * 4 * TOKENS);
+    const a = rt.alloc(activationRowBytes(activationTypeFor(wtype), COLS) * TOKENS);
+    rt.quantize(activationTypeFor(wtype), x, COLS, TOKENS, a);
+    const tv = time(() => rt.matmulQ(wtype, w, rows, COLS, a, 1, y), threads);
+    const tvCpu = lastCpu;
+    const tq = time(() => rt.matmul(wtype, w, rows, COLS, x, 1, y));
+    const tp = time(() => rt.matmulQ(wtype, w, rows, COLS, a, TOKENS, y));
+    const gb = (rows * rb) / 1e9;
+    console.log(`  ${name.padEnd(5)} ${rows}x${COLS} (${(gb * 1000).toFixed(0)} MB): matvec ${(gb / tv).toFixed(2)} GB/s (${(tv * 1e3).toFixed(2)} ms; cpu-time ${(gb / tvCpu).toFixed(2)} GB/s; with x quantize ${(gb / tq).toFixed(2)} GB/s)` +
+      `  matmul x${TOKENS}: ${((2 * rows * COLS * TOKENS) / tp / 1e9).toFixed(1)} GFLOP/s`);
+    rt.release(m);
+  }
+  await rt.close();
+}

@@ -1,0 +1,892 @@
+// gguf-edge CPU kernels: AssemblyScript compiled to WebAssembly SIMD128.
+//
+// Every kernel works on raw byte pointers into the one shared WebAssembly.Memory and takes a
+// half-open range [r0, r1) of the dimension that the thread pool splits (weight rows, tokens,
+// heads or elements) as its first two arguments. No kernel allocates, keeps state or uses static
+// data, so any number of instances (one per worker) can share the memory.
+//
+// Block layouts are ggml's:
+//   Q4_0 18 B: f16 d, u8 qs[16]                 (x = d*(q-8); low nibbles 0..15, high 16..31)
+//   Q4_1 20 B: f16 d, f16 m, u8 qs[16]
+//   Q5_0 22 B: f16 d, u32 qh, u8 qs[16]
+//   Q5_1 24 B: f16 d, f16 m, u32 qh, u8 qs[16]
+//   Q8_0 34 B: f16 d, i8 qs[32]
+//   Q8_1 36 B: f16 d, f16 s (= d * sum qs), i8 qs[32]
+//   Q2_K 84 B: u8 scales[16], u8 qs[64], f16 d, f16 dmin
+//   Q3_K 110 B: u8 hmask[32], u8 qs[64], u8 scales[12], f16 d
+//   Q4_K 144 B: f16 d, f16 dmin, u8 scales[12], u8 qs[128]
+//   Q5_K 176 B: f16 d, f16 dmin, u8 scales[12], u8 qh[32], u8 qs[128]
+//   Q6_K 210 B: u8 ql[128], u8 qh[64], i8 scales[16], f16 d
+//   Q8_K 292 B: f32 d, i8 qs[256], i16 bsums[16]
+//
+// Integer block sums are computed exactly as ggml does (integer arithmetic is exact), only the float
+// accumulation order differs.
+
+// ---------------------------------------------------------------------------------------------
+// f16 <-> f32
+
+@inline function h2f(h: u32): f32 {
+  const m = (h & 0x7fff) << 13;
+  let b = reinterpret<u32>(reinterpret<f32>(m) * reinterpret<f32>(0x77800000));
+  if ((h & 0x7c00) == 0x7c00) b = m | 0x7f800000;
+  return reinterpret<f32>(b | ((h & 0x8000) << 16));
+}
+
+// ggml's fp32_to_fp16 (round to nearest even, subnormals, inf, nan -> 0x7e00)
+@inline function f2h(f: f32): u32 {
+  let base = (Mathf.abs(f) * reinterpret<f32>(0x77800000)) * reinterpret<f32>(0x08800000);
+  const w = reinterpret<u32>(f);
+  const shl1w = w + w;
+  const sign = w & 0x80000000;
+  let bias = shl1w & 0xff000000;
+  if (bias < 0x71000000) bias = 0x71000000;
+  base = reinterpret<f32>((bias >> 1) + 0x07800000) + base;
+  const bits = reinterpret<u32>(base);
+  const nonsign = ((bits >> 13) & 0x00007c00) + (bits & 0x00000fff);
+  return (sign >> 16) | (shl1w > 0xff000000 ? 0x7e00 : nonsign);
+}
+
+// 4 f16 (in the low 16 bits of i32 lanes) -> 4 f32
+@inline function h2f4(hv: v128): v128 {
+  const m = i32x4.shl(v128.and(hv, i32x4.splat(0x7fff)), 13);
+  const f = f32x4.mul(m, f32x4.splat(reinterpret<f32>(0x77800000)));
+  const inf = i32x4.eq(v128.and(hv, i32x4.splat(0x7c00)), i32x4.splat(0x7c00));
+  const b = v128.bitselect(v128.or(m, i32x4.splat(0x7f800000)), f, inf);
+  return v128.or(b, i32x4.shl(v128.and(hv, i32x4.splat(0x8000)), 16));
+}
+
+// 4 f32 -> 4 f16 in the low 16 bits of i32 lanes (same algorithm as f2h)
+@inline function f2h4(f: v128): v128 {
+  let base = f32x4.mul(f32x4.mul(f32x4.abs(f), f32x4.splat(reinterpret<f32>(0x77800000))), f32x4.splat(reinterpret<f32>(0x08800000)));
+  const shl1w = i32x4.add(f, f);
+  const sign = v128.and(f, i32x4.splat(0x80000000));
+  let bias = v128.and(shl1w, i32x4.splat(0xff000000));
+  bias = i32x4.max_u(bias, i32x4.splat(0x71000000));
+  base = f32x4.add(i32x4.add(i32x4.shr_u(bias, 1), i32x4.splat(0x07800000)), base);
+  const nonsign = i32x4.add(v128.and(i32x4.shr_u(base, 13), i32x4.splat(0x7c00)), v128.and(base, i32x4.splat(0xfff)));
+  const nan = i32x4.gt_u(shl1w, i32x4.splat(0xff000000));
+  return v128.or(i32x4.shr_u(sign, 16), v128.bitselect(i32x4.splat(0x7e00), nonsign, nan));
+}
+
+@inline function hsum_f32x4(v: v128): f32 {
+  return (f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1)) + (f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3));
+}
+@inline function hsum_i32x4(v: v128): i32 {
+  return i32x4.extract_lane(v, 0) + i32x4.extract_lane(v, 1) + i32x4.extract_lane(v, 2) + i32x4.extract_lane(v, 3);
+}
+@inline function hmax_f32x4(v: v128): f32 {
+  return Mathf.max(Mathf.max(f32x4.extract_lane(v, 0), f32x4.extract_lane(v, 1)), Mathf.max(f32x4.extract_lane(v, 2), f32x4.extract_lane(v, 3)));
+}
+
+// dot of 16 unsigned bytes (u) with 16 signed bytes (s) -> i32x4 partial sums
+@inline function dot_u8s8(u: v128, s: v128): v128 {
+  return i32x4.add(
+    i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), i16x8.extend_low_i8x16_s(s)),
+    i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), i16x8.extend_high_i8x16_s(s)));
+}
+// dot of 16 signed bytes with 16 signed bytes -> i32x4
+@inline function dot_s8s8(a: v128, s: v128): v128 {
+  return i32x4.add(
+    i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(a), i16x8.extend_low_i8x16_s(s)),
+    i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(a), i16x8.extend_high_i8x16_s(s)));
+}
+
+// element conversions (element ranges)
+export function cvt_f32_f16(i0: i32, i1: i32, x: usize, y: usize): void {
+  let i = i0;
+  for (; i + 8 <= i1; i += 8) {
+    const a = f2h4(v128.load(x + (<usize>i << 2)));
+    const b = f2h4(v128.load(x + (<usize>i << 2), 16));
+    v128.store(y + (<usize>i << 1), i16x8.narrow_i32x4_u(a, b));
+  }
+  for (; i < i1; i++) store<u16>(y + (<usize>i << 1), <u16>f2h(load<f32>(x + (<usize>i << 2))));
+}
+export function cvt_f16_f32(i0: i32, i1: i32, x: usize, y: usize): void {
+  let i = i0;
+  for (; i + 4 <= i1; i += 4) v128.store(y + (<usize>i << 2), h2f4(v128.load16x4_u(x + (<usize>i << 1))));
+  for (; i < i1; i++) store<f32>(y + (<usize>i << 2), h2f(load<u16>(x + (<usize>i << 1))));
+}
+// y = f32(f16(x)): activations as ggml sees them when it converts them to f16 for an F16 matmul
+export function round_f16(i0: i32, i1: i32, x: usize, y: usize): void {
+  let i = i0;
+  for (; i + 4 <= i1; i += 4) v128.store(y + (<usize>i << 2), h2f4(f2h4(v128.load(x + (<usize>i << 2)))));
+  for (; i < i1; i++) store<f32>(y + (<usize>i << 2), h2f(f2h(load<f32>(x + (<usize>i << 2)))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// activation quantizers; rows [r0, r1) of n values, x row stride xs bytes, y row stride ys bytes
+
+// Q8_0 as ggml-cpu's x86 quantize_row_q8_0: d = amax/127 stored as f16, q = nearest_even(x * 127/amax)
+@inline function q8_0_block(x: usize, y: usize, sum: bool): void {
+  const v0 = v128.load(x), v1 = v128.load(x, 16), v2 = v128.load(x, 32), v3 = v128.load(x, 48);
+  const v4 = v128.load(x, 64), v5 = v128.load(x, 80), v6 = v128.load(x, 96), v7 = v128.load(x, 112);
+  let m = f32x4.max(f32x4.max(f32x4.abs(v0), f32x4.abs(v1)), f32x4.max(f32x4.abs(v2), f32x4.abs(v3)));
+  m = f32x4.max(m, f32x4.max(f32x4.max(f32x4.abs(v4), f32x4.abs(v5)), f32x4.max(f32x4.abs(v6), f32x4.abs(v7))));
+  const amax = hmax_f32x4(m);
+  const d: f32 = amax / 127.0;
+  const id: f32 = amax != 0 ? <f32>127.0 / amax : 0;
+  store<u16>(y, <u16>f2h(d));
+  const s = f32x4.splat(id);
+  const q0 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v0, s)));
+  const q1 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v1, s)));
+  const q2 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v2, s)));
+  const q3 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v3, s)));
+  const q4 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v4, s)));
+  const q5 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v5, s)));
+  const q6 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v6, s)));
+  const q7 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v7, s)));
+  const a = i16x8.narrow_i32x4_s(q0, q1), b = i16x8.narrow_i32x4_s(q2, q3);
+  const c = i16x8.narrow_i32x4_s(q4, q5), e = i16x8.narrow_i32x4_s(q6, q7);
+  const off: usize = sum ? 4 : 2;
+  v128.store(y + off, i8x16.narrow_i16x8_s(a, b));
+  v128.store(y + off, i8x16.narrow_i16x8_s(c, e), 16);
+  if (sum) {
+    const t = i32x4.add(i32x4.add(i32x4.add(q0, q1), i32x4.add(q2, q3)), i32x4.add(i32x4.add(q4, q5), i32x4.add(q6, q7)));
+    store<u16>(y, <u16>f2h(d * <f32>hsum_i32x4(t)), 2);
+  }
+}
+export function quantize_q8_0(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: usize, n: i32): void {
+  for (let r = r0; r < r1; r++) {
+    let xp = x + <usize>r * xs, yp = y + <usize>r * ys;
+    const end = xp + (<usize>n << 2);
+    while (xp < end) { q8_0_block(xp, yp, false); xp += 128; yp += 34; }
+  }
+}
+// Q8_1 as ggml-cpu's x86 quantize_row_q8_1: as Q8_0 plus s = f16(d * sum(q))
+export function quantize_q8_1(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: usize, n: i32): void {
+  for (let r = r0; r < r1; r++) {
+    let xp = x + <usize>r * xs, yp = y + <usize>r * ys;
+    const end = xp + (<usize>n << 2);
+    while (xp < end) { q8_0_block(xp, yp, true); xp += 128; yp += 36; }
+  }
+}
+// Q8_K as ggml's quantize_row_q8_K_ref: max = the first value of largest magnitude, iscale = -127/max,
+// q = min(127, nearest_even(iscale*x)), d = 1/iscale, bsums = sums of 16
+export function quantize_q8_K(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: usize, n: i32): void {
+  for (let r = r0; r < r1; r++) {
+    let xp = x + <usize>r * xs, yp = y + <usize>r * ys;
+    const end = xp + (<usize>n << 2);
+    while (xp < end) {
+      let m = f32x4.splat(0);
+      for (let j: usize = 0; j < 1024; j += 16) m = f32x4.max(m, f32x4.abs(v128.load(xp + j)));
+      const amax = hmax_f32x4(m);
+      if (amax == 0) {
+        store<f32>(yp, 0);
+        memory.fill(yp + 4, 0, 288);
+      } else {
+        let mx: f32 = 0;
+        for (let j: usize = 0; j < 1024; j += 4) { const v = load<f32>(xp + j); if (Mathf.abs(v) == amax) { mx = v; break; } }
+        const iscale: f32 = <f32>-127.0 / mx;
+        const s = f32x4.splat(iscale);
+        const lim = i32x4.splat(127);
+        for (let j: usize = 0; j < 16; j++) {
+          const p = xp + (j << 6);
+          const q0 = i32x4.min_s(i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p), s))), lim);
+          const q1 = i32x4.min_s(i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p, 16), s))), lim);
+          const q2 = i32x4.min_s(i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p, 32), s))), lim);
+          const q3 = i32x4.min_s(i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p, 48), s))), lim);
+          v128.store(yp + 4 + (j << 4), i8x16.narrow_i16x8_s(i16x8.narrow_i32x4_s(q0, q1), i16x8.narrow_i32x4_s(q2, q3)));
+          store<i16>(yp + 260 + (j << 1), <i16>hsum_i32x4(i32x4.add(i32x4.add(q0, q1), i32x4.add(q2, q3))));
+        }
+        store<f32>(yp, <f32>1.0 / iscale);
+      }
+      xp += 1024; yp += 292;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// quantized matmul: y[t][r] = dot(w row r, a row t) for r in [r0, r1), t in [0, nTok)
+// w: weight rows (ws bytes apart), a: quantized activations (as bytes apart), y: f32 (ys bytes per token)
+// nb: blocks per row
+
+// Q8_0 activation side table ("aux"), per activation row: f32 d[nb] (the f16 scale widened) then i32
+// sum[nb] (sum of the block's quants), so the legacy kernels need no f16 conversion of activation scales
+// and can fold a weight offset (Q4_0's -8, Q5_0's -16) out of the inner loop as offset * sum.
+export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    let ap = a + <usize>r * as;
+    const xp = ax + <usize>r * axs;
+    for (let b: usize = 0; b < <usize>nb; b++) {
+      store<f32>(xp + (b << 2), h2f(load<u16>(ap)));
+      const q0 = v128.load(ap, 2), q1 = v128.load(ap, 18);
+      const s16 = i16x8.add(i16x8.extadd_pairwise_i8x16_s(q0), i16x8.extadd_pairwise_i8x16_s(q1));
+      store<i32>(xp + (<usize>nb << 2) + (b << 2), hsum_i32x4(i32x4.extadd_pairwise_i16x8_s(s16)));
+      ap += 34;
+    }
+  }
+}
+
+// four i32x4 partial sums -> one i32x4 of their horizontal sums
+@inline function hsum4_i32(p0: v128, p1: v128, p2: v128, p3: v128): v128 {
+  const t0 = i32x4.add(i32x4.shuffle(p0, p1, 0, 4, 1, 5), i32x4.shuffle(p0, p1, 2, 6, 3, 7));
+  const t1 = i32x4.add(i32x4.shuffle(p2, p3, 0, 4, 1, 5), i32x4.shuffle(p2, p3, 2, 6, 3, 7));
+  return i32x4.add(i32x4.shuffle(t0, t1, 0, 1, 4, 5), i32x4.shuffle(t0, t1, 2, 3, 6, 7));
+}
+// f16 scales at w, w+st, w+2st, w+3st -> f32x4
+@inline function h2f_4(w: usize, st: usize): v128 {
+  let v = i32x4.splat(<i32>load<u16>(w));
+  v = i32x4.replace_lane(v, 1, <i32>load<u16>(w + st));
+  v = i32x4.replace_lane(v, 2, <i32>load<u16>(w + 2 * st));
+  v = i32x4.replace_lane(v, 3, <i32>load<u16>(w + 3 * st));
+  return h2f4(v);
+}
+
+// unsigned nibbles of one Q4_0 block (16 bytes at q) . 32 int8 activations at a -> i32x4 partial sums
+@inline function q4_block(q: usize, a: usize): v128 {
+  const m = i16x8.splat(0x0f);
+  const v0 = v128.load8x8_u(q), v1 = v128.load8x8_u(q, 8);
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(v128.and(v0, m), v128.load8x8_s(a)), i32x4.dot_i16x8_s(v128.and(v1, m), v128.load8x8_s(a, 8))),
+    i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(v0, 4), v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(i16x8.shr_u(v1, 4), v128.load8x8_s(a, 24))));
+}
+
+// sum_b d_w[b]*d_a[b]*(sum_j qw[j]*qa[j] - 8*sum_j qa[j]), four blocks at a time
+@inline function dot_q4_0(w: usize, a: usize, ax: usize, nb: i32): f32 {
+  let acc = f32x4.splat(0);
+  const as = ax + (<usize>nb << 2);
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const d = f32x4.mul(h2f_4(w, 18), v128.load(ax + (<usize>b << 2)));
+    let s = hsum4_i32(q4_block(w + 2, a + 2), q4_block(w + 20, a + 36), q4_block(w + 38, a + 70), q4_block(w + 56, a + 104));
+    s = i32x4.sub(s, i32x4.shl(v128.load(as + (<usize>b << 2)), 3));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
+    w += 72; a += 136;
+  }
+  let r = hsum_f32x4(acc);
+  for (; b < nb; b++) {
+    const s = hsum_i32x4(q4_block(w + 2, a + 2)) - (load<i32>(as + (<usize>b << 2)) << 3);
+    r += h2f(load<u16>(w)) * load<f32>(ax + (<usize>b << 2)) * <f32>s;
+    w += 18; a += 34;
+  }
+  return r;
+}
+export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_0(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
+  }
+}
+
+// Q4_0 repacked 4 blocks at a time (see repack_q4_0x4): [4 x f16 d][4 x 16 B quants], 72 B per group,
+// so the scales load as one vector and every 8-byte quant load is 8-byte aligned. Rows need nb % 4 == 0.
+// in place: rows [r0, r1) of nb blocks (nb % 4 == 0) at w, ws bytes apart
+export function repack_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    let p = w + <usize>r * ws;
+    for (let g = 0; g < nb; g += 4) {
+      const d0 = load<u16>(p), d1 = load<u16>(p, 18), d2 = load<u16>(p, 36), d3 = load<u16>(p, 54);
+      const q0 = v128.load(p, 2), q1 = v128.load(p, 20), q2 = v128.load(p, 38), q3 = v128.load(p, 56);
+      store<u16>(p, d0); store<u16>(p, d1, 2); store<u16>(p, d2, 4); store<u16>(p, d3, 6);
+      v128.store(p, q0, 8); v128.store(p, q1, 24); v128.store(p, q2, 40); v128.store(p, q3, 56);
+      p += 72;
+    }
+  }
+}
+@inline function dot_q4_0x4(w: usize, a: usize, ax: usize, nb: i32): f32 {
+  let acc = f32x4.splat(0);
+  const as = ax + (<usize>nb << 2);
+  for (let b = 0; b < nb; b += 4) {
+    const d = f32x4.mul(h2f4(v128.load16x4_u(w)), v128.load(ax + (<usize>b << 2)));
+    let s = hsum4_i32(q4_block(w + 8, a + 2), q4_block(w + 24, a + 36), q4_block(w + 40, a + 70), q4_block(w + 56, a + 104));
+    s = i32x4.sub(s, i32x4.shl(v128.load(as + (<usize>b << 2)), 3));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
+    w += 72; a += 136;
+  }
+  return hsum_f32x4(acc);
+}
+export function mm_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_0x4(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
+  }
+}
+
+@inline function dot_q4_1(w: usize, a: usize, nb: i32): f32 {
+  let acc = f32x4.splat(0);
+  let accm: f32 = 0;
+  const m4 = i8x16.splat(0x0f);
+  const end = w + <usize>nb * 20;
+  while (w < end) {
+    const d = h2f(load<u16>(w)) * h2f(load<u16>(a));
+    accm += h2f(load<u16>(w, 2)) * h2f(load<u16>(a, 2));
+    const q = v128.load(w, 4);
+    const lo = v128.and(q, m4);
+    const hi = v128.and(i16x8.shr_u(q, 4), m4);
+    const p = i32x4.add(dot_u8s8(lo, v128.load(a, 4)), dot_u8s8(hi, v128.load(a, 20)));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(d)));
+    w += 20; a += 36;
+  }
+  return hsum_f32x4(acc) + accm;
+}
+export function mm_q4_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_1(wr, a + <usize>t * as, nb));
+  }
+}
+
+// expand the 32 bits of qh into two byte vectors holding 0x10 where the bit is set
+@inline function qh_bits_lo(qh: u32): v128 {
+  const v = i32x4.splat(qh);
+  const b = i8x16.shuffle(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+  const bit = i64x2.splat(0x8040201008040201);
+  return v128.and(i8x16.eq(v128.and(b, bit), bit), i8x16.splat(0x10));
+}
+@inline function qh_bits_hi(qh: u32): v128 {
+  const v = i32x4.splat(qh);
+  const b = i8x16.shuffle(v, v, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const bit = i64x2.splat(0x8040201008040201);
+  return v128.and(i8x16.eq(v128.and(b, bit), bit), i8x16.splat(0x10));
+}
+
+@inline function dot_q5_0(w: usize, a: usize, nb: i32): f32 {
+  let acc = f32x4.splat(0);
+  const m4 = i8x16.splat(0x0f), s16 = i8x16.splat(16);
+  const end = w + <usize>nb * 22;
+  while (w < end) {
+    const d = h2f(load<u16>(w)) * h2f(load<u16>(a));
+    const qh = load<u32>(w, 2);
+    const q = v128.load(w, 6);
+    const lo = i8x16.sub(v128.or(v128.and(q, m4), qh_bits_lo(qh)), s16);
+    const hi = i8x16.sub(v128.or(v128.and(i16x8.shr_u(q, 4), m4), qh_bits_hi(qh)), s16);
+    const p = i32x4.add(dot_s8s8(lo, v128.load(a, 2)), dot_s8s8(hi, v128.load(a, 18)));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(d)));
+    w += 22; a += 34;
+  }
+  return hsum_f32x4(acc);
+}
+export function mm_q5_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q5_0(wr, a + <usize>t * as, nb));
+  }
+}
+
+@inline function dot_q5_1(w: usize, a: usize, nb: i32): f32 {
+  let acc = f32x4.splat(0);
+  let accm: f32 = 0;
+  const m4 = i8x16.splat(0x0f);
+  const end = w + <usize>nb * 24;
+  while (w < end) {
+    const d = h2f(load<u16>(w)) * h2f(load<u16>(a));
+    accm += h2f(load<u16>(w, 2)) * h2f(load<u16>(a, 2));
+    const qh = load<u32>(w, 4);
+    const q = v128.load(w, 8);
+    const lo = v128.or(v128.and(q, m4), qh_bits_lo(qh));
+    const hi = v128.or(v128.and(i16x8.shr_u(q, 4), m4), qh_bits_hi(qh));
+    const p = i32x4.add(dot_u8s8(lo, v128.load(a, 4)), dot_u8s8(hi, v128.load(a, 20)));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(d)));
+    w += 24; a += 36;
+  }
+  return hsum_f32x4(acc) + accm;
+}
+export function mm_q5_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q5_1(wr, a + <usize>t * as, nb));
+  }
+}
+
+@inline function q8_block(w: usize, a: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w), v128.load8x8_s(a)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 8), v128.load8x8_s(a, 8))),
+    i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 16), v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 24), v128.load8x8_s(a, 24))));
+}
+@inline function dot_q8_0(w: usize, a: usize, ax: usize, nb: i32): f32 {
+  let acc = f32x4.splat(0);
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const d = f32x4.mul(h2f_4(w, 34), v128.load(ax + (<usize>b << 2)));
+    const s = hsum4_i32(q8_block(w + 2, a + 2), q8_block(w + 36, a + 36), q8_block(w + 70, a + 70), q8_block(w + 104, a + 104));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
+    w += 136; a += 136;
+  }
+  let r = hsum_f32x4(acc);
+  for (; b < nb; b++) {
+    r += h2f(load<u16>(w)) * load<f32>(ax + (<usize>b << 2)) * <f32>hsum_i32x4(q8_block(w + 2, a + 2));
+    w += 34; a += 34;
+  }
+  return r;
+}
+export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q8_0(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
+  }
+}
+
+// Q4_K / Q5_K 6-bit scales and mins from 12 bytes (ggml's get_scale_min_k4 / the utmp shuffle)
+@inline function kscale(q: usize, j: i32): i32 {
+  return j < 4 ? <i32>(load<u8>(q + j) & 63) : <i32>((load<u8>(q + j + 4) & 0xf) | ((load<u8>(q + j - 4) >> 6) << 4));
+}
+@inline function kmin(q: usize, j: i32): i32 {
+  return j < 4 ? <i32>(load<u8>(q + j + 4) & 63) : <i32>((load<u8>(q + j + 4) >> 4) | ((load<u8>(q + j) >> 6) << 4));
+}
+
+// Q4_K/Q5_K scales (bytes 0..7) and mins (bytes 8..15) of the 12 packed bytes at sc, as ggml's utmp shuffle
+@inline function k4_scales(sc: usize): v128 {
+  const u0 = load<u32>(sc), u1 = load<u32>(sc, 4), u2 = load<u32>(sc, 8);
+  let v = i32x4.splat(u0 & 0x3f3f3f3f);
+  v = i32x4.replace_lane(v, 1, (u2 & 0x0f0f0f0f) | (((u0 >> 6) & 0x03030303) << 4));
+  v = i32x4.replace_lane(v, 2, u1 & 0x3f3f3f3f);
+  return i32x4.replace_lane(v, 3, ((u2 >> 4) & 0x0f0f0f0f) | (((u1 >> 6) & 0x03030303) << 4));
+}
+// sum_j mins[j] * (bsums[2j] + bsums[2j+1]) for Q8_K activations at a
+@inline function k4_summins(smv: v128, a: usize): i32 {
+  const b0 = v128.load(a, 260), b1 = v128.load(a, 276);
+  const ev = i8x16.shuffle(b0, b1, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29);
+  const od = i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+  return hsum_i32x4(i32x4.dot_i16x8_s(i16x8.add(ev, od), i16x8.extend_high_i8x16_u(smv)));
+}
+// 32 nibbles (low or high halves of 4 u16-widened byte vectors) . 32 int8 at a
+@inline function dot32_u16(x0: v128, x1: v128, x2: v128, x3: v128, a: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(x0, v128.load8x8_s(a)), i32x4.dot_i16x8_s(x1, v128.load8x8_s(a, 8))),
+    i32x4.add(i32x4.dot_i16x8_s(x2, v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(x3, v128.load8x8_s(a, 24))));
+}
+
+@inline function dot_q4_K(w: usize, a: usize, nb: i32): f32 {
+  let acc = f32x4.splat(0);
+  let accm: f32 = 0;
+  const m4 = i16x8.splat(0x0f);
+  const end = w + <usize>nb * 144;
+  while (w < end) {
+    const ad = load<f32>(a);
+    const d = h2f(load<u16>(w)) * ad;
+    const dmin = h2f(load<u16>(w, 2)) * ad;
+    const smv = k4_scales(w + 4);
+    accm += dmin * <f32>k4_summins(smv, a);
+    const s16 = i16x8.extend_low_i8x16_u(smv);
+    let isum = i32x4.splat(0);
+    let qs = w + 16, q8 = a + 4;
+    for (let j = 0; j < 4; j++) {
+      const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
+      const lo = dot32_u16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
+      const hi = dot32_u16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 32);
+      let sl: i32, sh: i32;
+      if (j == 0) { sl = i16x8.extract_lane_u(s16, 0); sh = i16x8.extract_lane_u(s16, 1); }
+      else if (j == 1) { sl = i16x8.extract_lane_u(s16, 2); sh = i16x8.extract_lane_u(s16, 3); }
+      else if (j == 2) { sl = i16x8.extract_lane_u(s16, 4); sh = i16x8.extract_lane_u(s16, 5); }
+      else { sl = i16x8.extract_lane_u(s16, 6); sh = i16x8.extract_lane_u(s16, 7); }
+      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.splat(sl)), i32x4.mul(hi, i32x4.splat(sh))));
+      qs += 32; q8 += 64;
+    }
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
+    w += 144; a += 292;
+  }
+  return hsum_f32x4(acc) - accm;
+}
+export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_K(wr, a + <usize>t * as, nb));
+  }
+}
+
+@inline function dot_q5_K(w: usize, a: usize, nb: i32): f32 {
+  let acc = f32x4.splat(0);
+  let accm: f32 = 0;
+  const m4 = i8x16.splat(0x0f);
+  const end = w + <usize>nb * 176;
+  while (w < end) {
+    const ad = load<f32>(a);
+    const d = h2f(load<u16>(w)) * ad;
+    const dmin = h2f(load<u16>(w, 2)) * ad;
+    const sc = w + 4;
+    let summ = 0;
+    for (let j = 0; j < 8; j++) summ += kmin(sc, j) * (<i32>load<i16>(a + 260 + (j << 2)) + <i32>load<i16>(a + 262 + (j << 2)));
+    accm += dmin * <f32>summ;
+    const h0 = v128.load(w, 16), h1 = v128.load(w, 32);
+    let isum = i32x4.splat(0);
+    let qs = w + 48, q8 = a + 4;
+    let sh = 0;
+    for (let j = 0; j < 4; j++) {
+      const q0 = v128.load(qs), q1 = v128.load(qs, 16);
+      // high bit of element l of sub-block 2j is bit 2j of qh[l], of sub-block 2j+1 bit 2j+1
+      const b0l = v128.and(i8x16.shl(i8x16.shr_u(h0, sh), 4), i8x16.splat(0x10));
+      const b1l = v128.and(i8x16.shl(i8x16.shr_u(h1, sh), 4), i8x16.splat(0x10));
+      const b0h = v128.and(i8x16.shl(i8x16.shr_u(h0, sh + 1), 4), i8x16.splat(0x10));
+      const b1h = v128.and(i8x16.shl(i8x16.shr_u(h1, sh + 1), 4), i8x16.splat(0x10));
+      const lo = i32x4.add(dot_u8s8(v128.or(v128.and(q0, m4), b0l), v128.load(q8)), dot_u8s8(v128.or(v128.and(q1, m4), b1l), v128.load(q8, 16)));
+      const hi = i32x4.add(dot_u8s8(v128.or(v128.and(i16x8.shr_u(q0, 4), m4), b0h), v128.load(q8, 32)), dot_u8s8(v128.or(v128.and(i16x8.shr_u(q1, 4), m4), b1h), v128.load(q8, 48)));
+      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.splat(kscale(sc, 2 * j))), i32x4.mul(hi, i32x4.splat(kscale(sc, 2 * j + 1)))));
+      qs += 32; q8 += 64; sh += 2;
+    }
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
+    w += 176; a += 292;
+  }
+  return hsum_f32x4(acc) - accm;
+}
+export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q5_K(wr, a + <usize>t * as, nb));
+  }
+}
+
+@inline function dot_q6_K(w: usize, a: usize, nb: i32): f32 {
+  let acc = f32x4.splat(0);
+  const m4 = i16x8.splat(0x0f), m30 = i16x8.splat(0x30);
+  const end = w + <usize>nb * 210;
+  while (w < end) {
+    const d = h2f(load<u16>(w, 208)) * load<f32>(a);
+    const sc = w + 192;
+    // -32 * sum_j sc[j] * bsums[j]
+    const scv = v128.load(sc);
+    const off = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(scv), v128.load(a, 260)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(scv), v128.load(a, 276)));
+    let isum = i32x4.mul(off, i32x4.splat(-32));
+    let ql = w, qh = w + 128, q8 = a + 4, s = sc;
+    for (let n = 0; n < 2; n++) {
+      for (let l: usize = 0; l < 32; l += 16) {
+        let p1 = i32x4.splat(0), p2 = p1, p3 = p1, p4 = p1;
+        for (let k: usize = 0; k < 16; k += 8) {
+          const qa = v128.load8x8_u(ql + l + k), qb = v128.load8x8_u(ql + l + k, 32), h = v128.load8x8_u(qh + l + k);
+          const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30));
+          const x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
+          const x3 = v128.or(i16x8.shr_u(qa, 4), v128.and(h, m30));
+          const x4 = v128.or(i16x8.shr_u(qb, 4), v128.and(i16x8.shr_u(h, 2), m30));
+          const qp = q8 + l + k;
+          p1 = i32x4.add(p1, i32x4.dot_i16x8_s(x1, v128.load8x8_s(qp)));
+          p2 = i32x4.add(p2, i32x4.dot_i16x8_s(x2, v128.load8x8_s(qp, 32)));
+          p3 = i32x4.add(p3, i32x4.dot_i16x8_s(x3, v128.load8x8_s(qp, 64)));
+          p4 = i32x4.add(p4, i32x4.dot_i16x8_s(x4, v128.load8x8_s(qp, 96)));
+        }
+        const is = s + (l >> 4);
+        isum = i32x4.add(isum, i32x4.add(
+          i32x4.add(i32x4.mul(p1, i32x4.splat(<i32>load<i8>(is))), i32x4.mul(p2, i32x4.splat(<i32>load<i8>(is, 2)))),
+          i32x4.add(i32x4.mul(p3, i32x4.splat(<i32>load<i8>(is, 4))), i32x4.mul(p4, i32x4.splat(<i32>load<i8>(is, 6))))));
+      }
+      ql += 64; qh += 32; q8 += 128; s += 8;
+    }
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
+    w += 210; a += 292;
+  }
+  return hsum_f32x4(acc);
+}
+export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q6_K(wr, a + <usize>t * as, nb));
+  }
+}
+
+@inline function dot_q2_K(w: usize, a: usize, nb: i32): f32 {
+  let acc: f32 = 0;
+  const m3 = i8x16.splat(3), m4 = i8x16.splat(0x0f);
+  const end = w + <usize>nb * 84;
+  while (w < end) {
+    const ad = load<f32>(a);
+    const d = h2f(load<u16>(w, 80)) * ad;
+    const dmin = h2f(load<u16>(w, 82)) * ad;
+    const scv = v128.load(w);
+    // sum_j bsums[j] * (sc[j] >> 4)
+    const mn = i8x16.shr_u(scv, 4);
+    const summ = hsum_i32x4(i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(mn), v128.load(a, 260)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(mn), v128.load(a, 276))));
+    let isum = i32x4.splat(0);
+    let q2 = w + 16, q8 = a + 4, is = w;
+    for (let k = 0; k < 2; k++) {
+      const qa = v128.load(q2), qb = v128.load(q2, 16);
+      for (let sh = 0; sh < 8; sh += 2) {
+        const xa = v128.and(i8x16.shr_u(qa, sh), m3), xb = v128.and(i8x16.shr_u(qb, sh), m3);
+        isum = i32x4.add(isum, i32x4.mul(dot_u8s8(xa, v128.load(q8)), i32x4.splat(<i32>(load<u8>(is) & 0xf))));
+        isum = i32x4.add(isum, i32x4.mul(dot_u8s8(xb, v128.load(q8, 16)), i32x4.splat(<i32>(load<u8>(is, 1) & 0xf))));
+        is += 2; q8 += 32;
+      }
+      q2 += 32;
+    }
+    acc += d * <f32>hsum_i32x4(isum) - dmin * <f32>summ;
+    w += 84; a += 292;
+  }
+  return acc;
+}
+export function mm_q2_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q2_K(wr, a + <usize>t * as, nb));
+  }
+}
+
+@inline function q3_scale(s: usize, j: i32): i32 {
+  // ggml's aux shuffle: low 4 bits from scales[j%8] (low or high nibble), high 2 bits from scales[8 + j%4]
+  const lo = j < 8 ? (load<u8>(s + j) & 0xf) : (load<u8>(s + j - 8) >> 4);
+  const hi = (<i32>load<u8>(s + 8 + (j & 3)) >> (2 * (j >> 2))) & 3;
+  return <i32>(lo | (hi << 4)) - 32;
+}
+@inline function dot_q3_K(w: usize, a: usize, nb: i32): f32 {
+  let acc: f32 = 0;
+  const m3 = i8x16.splat(3), m4 = i8x16.splat(4);
+  const end = w + <usize>nb * 110;
+  while (w < end) {
+    const d = h2f(load<u16>(w, 108)) * load<f32>(a);
+    const hm0 = v128.load(w), hm1 = v128.load(w, 16);
+    const sc = w + 96;
+    let isum = i32x4.splat(0);
+    let q3 = w + 32, q8 = a + 4;
+    let j = 0;
+    let bit = 0;
+    for (let k = 0; k < 2; k++) {
+      const qa = v128.load(q3), qb = v128.load(q3, 16);
+      for (let sh = 0; sh < 8; sh += 2) {
+        // value = (q>>sh & 3) - (hmask bit set ? 0 : 4)
+        const ha = v128.and(i8x16.shl(i8x16.shr_u(hm0, bit), 2), m4);
+        const hb = v128.and(i8x16.shl(i8x16.shr_u(hm1, bit), 2), m4);
+        const xa = i8x16.sub(v128.and(i8x16.shr_u(qa, sh), m3), v128.xor(ha, m4));
+        const xb = i8x16.sub(v128.and(i8x16.shr_u(qb, sh), m3), v128.xor(hb, m4));
+        isum = i32x4.add(isum, i32x4.mul(dot_s8s8(xa, v128.load(q8)), i32x4.splat(q3_scale(sc, j))));
+        isum = i32x4.add(isum, i32x4.mul(dot_s8s8(xb, v128.load(q8, 16)), i32x4.splat(q3_scale(sc, j + 1))));
+        j += 2; q8 += 32; bit++;
+      }
+      q3 += 32;
+    }
+    acc += d * <f32>hsum_i32x4(isum);
+    w += 110; a += 292;
+  }
+  return acc;
+}
+export function mm_q3_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q3_K(wr, a + <usize>t * as, nb));
+  }
+}
+
+// F32 x F32, n values
+@inline function dot_f32(w: usize, a: usize, n: i32): f32 {
+  let s0 = f32x4.splat(0), s1 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const o = <usize>i << 2;
+    s0 = f32x4.add(s0, f32x4.mul(v128.load(w + o), v128.load(a + o)));
+    s1 = f32x4.add(s1, f32x4.mul(v128.load(w + o, 16), v128.load(a + o, 16)));
+  }
+  let s = hsum_f32x4(f32x4.add(s0, s1));
+  for (; i < n; i++) s += load<f32>(w + (<usize>i << 2)) * load<f32>(a + (<usize>i << 2));
+  return s;
+}
+export function mm_f32(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, n: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_f32(wr, a + <usize>t * as, n));
+  }
+}
+// F16 weights x f32 activations (already rounded through f16 by round_f16 as ggml does), n values
+@inline function dot_f16(w: usize, a: usize, n: i32): f32 {
+  let s0 = f32x4.splat(0), s1 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const h = v128.load(w + (<usize>i << 1));
+    const o = <usize>i << 2;
+    s0 = f32x4.add(s0, f32x4.mul(h2f4(i32x4.extend_low_i16x8_u(h)), v128.load(a + o)));
+    s1 = f32x4.add(s1, f32x4.mul(h2f4(i32x4.extend_high_i16x8_u(h)), v128.load(a + o, 16)));
+  }
+  let s = hsum_f32x4(f32x4.add(s0, s1));
+  for (; i < n; i++) s += h2f(load<u16>(w + (<usize>i << 1))) * load<f32>(a + (<usize>i << 2));
+  return s;
+}
+export function mm_f16(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, n: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * ws;
+    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_f16(wr, a + <usize>t * as, n));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// norms, softmax, rope, activations (rows [r0, r1) of n values, byte strides)
+
+// y = x / sqrt(mean(x^2) + eps) (* w when w != 0); sum of squares in f64 as ggml
+export function rms_norm(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: usize, n: i32, eps: f32, w: usize): void {
+  for (let r = r0; r < r1; r++) {
+    const xp = x + <usize>r * xs, yp = y + <usize>r * ys;
+    let s0 = f64x2.splat(0), s1 = f64x2.splat(0);
+    let i = 0;
+    for (; i + 4 <= n; i += 4) {
+      const v = v128.load(xp + (<usize>i << 2));
+      const sq = f32x4.mul(v, v);
+      s0 = f64x2.add(s0, f64x2.promote_low_f32x4(sq));
+      s1 = f64x2.add(s1, f64x2.promote_low_f32x4(i32x4.shuffle(sq, sq, 2, 3, 0, 1)));
+    }
+    const t = f64x2.add(s0, s1);
+    let sum = f64x2.extract_lane(t, 0) + f64x2.extract_lane(t, 1);
+    for (; i < n; i++) { const v = load<f32>(xp + (<usize>i << 2)); sum += <f64>(v * v); }
+    const mean = <f32>(sum / <f64>n);
+    const scale: f32 = <f32>1.0 / Mathf.sqrt(mean + eps);
+    const sv = f32x4.splat(scale);
+    i = 0;
+    if (w != 0) {
+      for (; i + 4 <= n; i += 4) { const o = <usize>i << 2; v128.store(yp + o, f32x4.mul(f32x4.mul(v128.load(xp + o), sv), v128.load(w + o))); }
+      for (; i < n; i++) { const o = <usize>i << 2; store<f32>(yp + o, load<f32>(xp + o) * scale * load<f32>(w + o)); }
+    } else {
+      for (; i + 4 <= n; i += 4) { const o = <usize>i << 2; v128.store(yp + o, f32x4.mul(v128.load(xp + o), sv)); }
+      for (; i < n; i++) { const o = <usize>i << 2; store<f32>(yp + o, load<f32>(xp + o) * scale); }
+    }
+  }
+}
+
+// exp for the float range that softmax / silu need (Cephes-style, ~1 ulp), vector of 4
+@inline function exp4(x0: v128): v128 {
+  const x = f32x4.min(f32x4.max(x0, f32x4.splat(-87.3)), f32x4.splat(88.7));
+  const fx = f32x4.nearest(f32x4.mul(x, f32x4.splat(1.44269504088896341)));
+  let r = f32x4.sub(x, f32x4.mul(fx, f32x4.splat(0.693359375)));
+  r = f32x4.add(r, f32x4.mul(fx, f32x4.splat(2.12194440e-4)));
+  let p = f32x4.splat(1.9875691500e-4);
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.3981999507e-3));
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(8.3334519073e-3));
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(4.1665795894e-2));
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.6666665459e-1));
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(5.0000001201e-1));
+  p = f32x4.add(f32x4.add(f32x4.mul(f32x4.mul(p, r), r), r), f32x4.splat(1));
+  const e = i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(fx), i32x4.splat(127)), 23);
+  return v128.andnot(f32x4.mul(p, e), f32x4.lt(x0, f32x4.splat(-87.3)));
+}
+@inline function exp1(x: f32): f32 { return f32x4.extract_lane(exp4(f32x4.splat(x)), 0); }
+
+// y = softmax(x * scale + mask); mask (if != 0) is a row of n f32, ms bytes between rows (0: same row)
+export function softmax(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: usize, n: i32, scale: f32, mask: usize, ms: usize): void {
+  for (let r = r0; r < r1; r++) {
+    const xp = x + <usize>r * xs, yp = y + <usize>r * ys, mp = mask + <usize>r * ms;
+    let mx: f32 = -Infinity;
+    for (let i = 0; i < n; i++) {
+      let v = load<f32>(xp + (<usize>i << 2)) * scale;
+      if (mask != 0) v += load<f32>(mp + (<usize>i << 2));
+      store<f32>(yp + (<usize>i << 2), v);
+      if (v > mx) mx = v;
+    }
+    let sum: f64 = 0;
+    const mv = f32x4.splat(mx);
+    let i = 0;
+    for (; i + 4 <= n; i += 4) {
+      const o = <usize>i << 2;
+      const e = exp4(f32x4.sub(v128.load(yp + o), mv));
+      v128.store(yp + o, e);
+      sum += <f64>hsum_f32x4(e);
+    }
+    for (; i < n; i++) { const o = <usize>i << 2; const e = exp1(load<f32>(yp + o) - mx); store<f32>(yp + o, e); sum += <f64>e; }
+    const inv = <f32>(1.0 / sum);
+    const iv = f32x4.splat(inv);
+    i = 0;
+    for (; i + 4 <= n; i += 4) { const o = <usize>i << 2; v128.store(yp + o, f32x4.mul(v128.load(yp + o), iv)); }
+    for (; i < n; i++) { const o = <usize>i << 2; store<f32>(yp + o, load<f32>(yp + o) * inv); }
+  }
+}
+
+// RoPE in place. Rows r = token * nHead + head; the row of token t, head h is at x + t*ts + h*hs.
+// cs: per token nDims/2 pairs (cos, sin) (computed on the TypeScript side), 4*nDims bytes per token.
+// neox = 0: rotate pairs (x[2i], x[2i+1]); neox = 1: rotate (x[i], x[i + nDims/2]).
+export function rope(r0: i32, r1: i32, x: usize, ts: usize, hs: usize, nHead: i32, nDims: i32, cs: usize, neox: i32): void {
+  const half = nDims >> 1;
+  for (let r = r0; r < r1; r++) {
+    const t = r / nHead, h = r - t * nHead;
+    const xp = x + <usize>t * ts + <usize>h * hs;
+    const c = cs + <usize>t * (<usize>nDims << 2);
+    if (neox) {
+      for (let i = 0; i < half; i++) {
+        const co = load<f32>(c + (<usize>i << 3)), si = load<f32>(c + (<usize>i << 3), 4);
+        const p0 = xp + (<usize>i << 2), p1 = xp + (<usize>(i + half) << 2);
+        const a = load<f32>(p0), b = load<f32>(p1);
+        store<f32>(p0, a * co - b * si);
+        store<f32>(p1, a * si + b * co);
+      }
+    } else {
+      for (let i = 0; i < half; i++) {
+        const co = load<f32>(c + (<usize>i << 3)), si = load<f32>(c + (<usize>i << 3), 4);
+        const p = xp + (<usize>i << 3);
+        const a = load<f32>(p), b = load<f32>(p, 4);
+        store<f32>(p, a * co - b * si);
+        store<f32>(p, a * si + b * co, 4);
+      }
+    }
+  }
+}
+
+// element ranges [i0, i1)
+export function silu(i0: i32, i1: i32, x: usize, y: usize): void {
+  let i = i0;
+  for (; i + 4 <= i1; i += 4) {
+    const o = <usize>i << 2; const v = v128.load(x + o);
+    v128.store(y + o, f32x4.div(v, f32x4.add(f32x4.splat(1), exp4(f32x4.neg(v)))));
+  }
+  for (; i < i1; i++) { const o = <usize>i << 2; const v = load<f32>(x + o); store<f32>(y + o, v / (1 + exp1(-v))); }
+}
+// y = silu(g) * u  (SwiGLU)
+export function silu_mul(i0: i32, i1: i32, g: usize, u: usize, y: usize): void {
+  let i = i0;
+  for (; i + 4 <= i1; i += 4) {
+    const o = <usize>i << 2; const v = v128.load(g + o);
+    v128.store(y + o, f32x4.mul(f32x4.div(v, f32x4.add(f32x4.splat(1), exp4(f32x4.neg(v)))), v128.load(u + o)));
+  }
+  for (; i < i1; i++) { const o = <usize>i << 2; const v = load<f32>(g + o); store<f32>(y + o, v / (1 + exp1(-v)) * load<f32>(u + o)); }
+}
+// gelu, tanh approximation as ggml: 0.5x(1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2)))
+export function gelu(i0: i32, i1: i32, x: usize, y: usize): void {
+  for (let i = i0; i < i1; i++) {
+    const o = <usize>i << 2; const v = load<f32>(x + o);
+    const z = <f32>0.7978845608028654 * v * (<f32>1 + <f32>0.044715 * v * v);
+    // tanh(z) = 1 - 2/(exp(2z)+1)
+    const th: f32 = <f32>1 - <f32>2 / (exp1(2 * z) + 1);
+    store<f32>(y + o, <f32>0.5 * v * (1 + th));
+  }
+}
+export function add(i0: i32, i1: i32, a: usize, b: usize, y: usize): void {
+  let i = i0;
+  for (; i + 4 <= i1; i += 4) { const o = <usize>i << 2; v128.store(y + o, f32x4.add(v128.load(a + o), v128.load(b + o))); }
+  for (; i < i1; i++) { const o = <usize>i << 2; store<f32>(y + o, load<f32>(a + o) + load<f32>(b + o)); }
+}
+export function mul(i0: i32, i1: i32, a: usize, b: usize, y: usize): void {
+  let i = i0;
+  for (; i + 4 <= i1; i += 4) { const o = <usize>i << 2; v128.store(y + o, f32x4.mul(v128.load(a + o), v128.load(b + o))); }
+  for (; i < i1; i++) { const o = <usize>i << 2; store<f32>(y + o, load<f32>(a + o) * load<f32>(b + o)); }
+}
+export function scale(i0: i32, i1: i32, x: usize, y: usize, s: f32): void {
+  let i = i0;
+  const sv = f32x4.splat(s);
+  for (; i + 4 <= i1; i += 4) { const o = <usize>i << 2; v128.store(y + o, f32x4.mul(v128.load(x + o), sv)); }
+  for (; i < i1; i++) { const o = <usize>i << 2; store<f32>(y + o, load<f32>(x + o) * s); }
+}
+
+// ---------------------------------------------------------------------------------------------
+// attention of query rows over an f16 K/V cache (online softmax, fused score/softmax/weighted sum)
+// rows r = t * nHead + h for query token t (t in [0, nQ)) and head h. Query t sees kv positions
+// [0, kvBase + t + 1) (causal). q: f32, token t head h at q + t*qs + h*hd*4 (already scaled or not:
+// scores are multiplied by `scale`). K/V: position p, kv head g at k + p*kvs + g*hd*2. GQA: g = h / gqa.
+// out: f32, token t head h at o + t*os + h*hd*4.
+export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usize, kvs: usize, o: usize, os: usize,
+  nHead: i32, hd: i32, gqa: i32, kvBase: i32, scale: f32): void {
+  for (let r = r0; r < r1; r++) {
+    const t = r / nHead, h = r - t * nHead;
+    const qp = q + <usize>t * qs + <usize>(h * hd) * 4;
+    const op = o + <usize>t * os + <usize>(h * hd) * 4;
+    const g = h / gqa;
+    const kp0 = k + <usize>(g * hd) * 2, vp0 = v + <usize>(g * hd) * 2;
+    const nKv = kvBase + t + 1;
+    for (let i = 0; i < hd; i++) store<f32>(op + (<usize>i << 2), 0);
+    let m: f32 = -Infinity, s: f32 = 0;
+    for (let p = 0; p < nKv; p++) {
+      const sc = dot_f16(kp0 + <usize>p * kvs, qp, hd) * scale;
+      const vp = vp0 + <usize>p * kvs;
+      let pw: f32;
+      if (sc > m) {
+        const c = exp1(m - sc);
+        m = sc; s *= c; pw = 1;
+        const cv = f32x4.splat(c);
+        let i = 0;
+        for (; i + 4 <= hd; i += 4) { const oo = op + (<usize>i << 2); v128.store(oo, f32x4.mul(v128.load(oo), cv)); }
+        for (; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) * c); }
+      } else {
+        pw = exp1(sc - m);
+      }
+      s += pw;
+      const pv = f32x4.splat(pw);
+      let i = 0;
+      for (; i + 8 <= hd; i += 8) {
+        const hv = v128.load(vp + (<usize>i << 1));
+        const oo = op + (<usize>i << 2);
+        v128.store(oo, f32x4.add(v128.load(oo), f32x4.mul(h2f4(i32x4.extend_low_i16x8_u(hv)), pv)));
+        v128.store(oo, f32x4.add(v128.load(oo, 16), f32x4.mul(h2f4(i32x4.extend_high_i16x8_u(hv)), pv)), 16);
+      }
+      for (; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) + h2f(load<u16>(vp + (<usize>i << 1))) * pw); }
+    }
+    const inv: f32 = s > 0 ? <f32>1 / s : 0;
+    for (let i = 0; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) * inv); }
+  }
+}

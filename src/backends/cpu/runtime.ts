@@ -1,0 +1,592 @@
+// The CPU runtime: one shared WebAssembly.Memory holding weights and activations, the SIMD kernels
+// instantiated on the main thread and on every pool worker, a bump allocator over the memory, and
+// row-parallel ops. A backend calls it per op with tensor pointers; nothing here allocates per call
+// (scratch buffers grow once to the largest shape seen, or are reserved up front with `reserve`).
+import { GgmlType, ggmlTypeInfo, ggmlTypeName } from '../../gguf/ggml-types.js';
+import { CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_INDEX, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceOf, type KernelExports, type KernelFn, type KernelName } from './ops.js';
+import { dequantizer } from '../../quant/index.js';
+import { compileKernels } from './wasm.js';
+import type { WorkerInit } from './worker-core.js';
+import { availableCores, defaultSpawner, type SpawnWorker, type WorkerHandle } from './workers.js';
+
+export class CpuRuntimeError extends Error {
+  constructor(readonly code: 'OUT_OF_MEMORY' | 'KERNEL_FAILED' | 'UNSUPPORTED_TYPE' | 'BAD_SHAPE' | 'CLOSED', message: string) {
+    super(message);
+    this.name = 'CpuRuntimeError';
+  }
+}
+
+export interface CpuRuntimeOptions {
+  /** threads taking part in each op, the main thread included; default: available cores */
+  threads?: number;
+  /** kernel wasm bytes or module (default: the embedded build) */
+  wasm?: BufferSource | WebAssembly.Module;
+  /** largest memory the runtime may grow to, bytes (default and maximum 4 GiB, wasm32's limit) */
+  maxMemoryBytes?: number;
+  /** initial memory, bytes */
+  initialMemoryBytes?: number;
+  /** spin iterations before a waiting thread blocks in Atomics.wait (default 20000) */
+  spin?: number;
+  /** ops with less work than this (about multiply-adds) run on the calling thread alone (default 32768) */
+  parallelMinWork?: number;
+  /** how to start a worker (default: worker_threads in Node, module Workers elsewhere) */
+  spawnWorker?: SpawnWorker;
+}
+
+const PAGE = 65536;
+const WASM32_MAX_PAGES = 65536;
+/** the first 64 KiB stay unused: pointer 0 means "none" to kernels */
+const HEAP_BASE = PAGE;
+/** ops smaller than this many multiply-adds run on the calling thread alone */
+const PARALLEL_MIN_WORK = 1 << 15;
+
+/**
+ * CPU-only weight layouts produced by `repackWeights` (ids outside ggml's range). Pass the returned id as
+ * the weight type to matmul.
+ */
+export const CpuLayout = {
+  /** Q4_0 regrouped by 4 blocks: [4 x f16 d][4 x 16 B quants]; same size as Q4_0, aligned SIMD loads */
+  Q4_0x4: 0x1002,
+} as const;
+
+/** Activation type the kernels take for a weight type (as ggml's vec_dot_type; F16 -> f32 rounded through f16). */
+export function activationTypeFor(wtype: number): number {
+  switch (wtype) {
+    case GgmlType.Q4_0: case GgmlType.Q5_0: case GgmlType.Q8_0: case CpuLayout.Q4_0x4: return GgmlType.Q8_0;
+    case GgmlType.Q4_1: case GgmlType.Q5_1: return GgmlType.Q8_1;
+    case GgmlType.Q2_K: case GgmlType.Q3_K: case GgmlType.Q4_K: case GgmlType.Q5_K: case GgmlType.Q6_K: return GgmlType.Q8_K;
+    case GgmlType.F16: return GgmlType.F16;
+    case GgmlType.F32: return GgmlType.F32;
+    default: throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cpu matmul does not support weight type ${ggmlTypeName(wtype)}`);
+  }
+}
+
+/** Bytes of one row of `cols` activations in activation type `vtype` (F16 means f32 rounded through f16). */
+export function activationRowBytes(vtype: number, cols: number): number {
+  switch (vtype) {
+    case GgmlType.Q8_0: return (cols / 32) * 34;
+    case GgmlType.Q8_1: return (cols / 32) * 36;
+    case GgmlType.Q8_K: return (cols / 256) * 292;
+    case GgmlType.F16: case GgmlType.F32: return cols * 4;
+    default: throw new CpuRuntimeError('UNSUPPORTED_TYPE', `no activation layout for ${ggmlTypeName(vtype)}`);
+  }
+}
+
+interface WeightKernel { name: KernelName; block: number; bytes: number; aux?: boolean }
+const WEIGHT_KERNELS: Record<number, WeightKernel> = {
+  [GgmlType.Q4_0]: { name: 'mm_q4_0', block: 32, bytes: 18, aux: true },
+  [CpuLayout.Q4_0x4]: { name: 'mm_q4_0x4', block: 32, bytes: 18, aux: true },
+  [GgmlType.Q4_1]: { name: 'mm_q4_1', block: 32, bytes: 20 },
+  [GgmlType.Q5_0]: { name: 'mm_q5_0', block: 32, bytes: 22 },
+  [GgmlType.Q5_1]: { name: 'mm_q5_1', block: 32, bytes: 24 },
+  [GgmlType.Q8_0]: { name: 'mm_q8_0', block: 32, bytes: 34, aux: true },
+  [GgmlType.Q2_K]: { name: 'mm_q2_K', block: 256, bytes: 84 },
+  [GgmlType.Q3_K]: { name: 'mm_q3_K', block: 256, bytes: 110 },
+  [GgmlType.Q4_K]: { name: 'mm_q4_K', block: 256, bytes: 144 },
+  [GgmlType.Q5_K]: { name: 'mm_q5_K', block: 256, bytes: 176 },
+  [GgmlType.Q6_K]: { name: 'mm_q6_K', block: 256, bytes: 210 },
+  [GgmlType.F16]: { name: 'mm_f16', block: 1, bytes: 2 },
+  [GgmlType.F32]: { name: 'mm_f32', block: 1, bytes: 4 },
+};
+export const MATMUL_TYPES: readonly number[] = Object.keys(WEIGHT_KERNELS).map(Number);
+
+/** Bytes of one weight row of `cols` values. */
+export function weightRowBytes(wtype: number, cols: number): number {
+  const k = WEIGHT_KERNELS[wtype];
+  if (!k) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cpu matmul does not support weight type ${ggmlTypeName(wtype)}`);
+  if (cols % k.block !== 0) throw new CpuRuntimeError('BAD_SHAPE', `row of ${cols} values is not a multiple of ${ggmlTypeName(wtype)}'s block of ${k.block}`);
+  return (cols / k.block) * k.bytes;
+}
+
+function rowBytesOf(type: number, cols: number): number {
+  const t = ggmlTypeInfo(type);
+  if (!t) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `unknown ggml type ${type}`);
+  if (cols % t.blockSize) throw new CpuRuntimeError('BAD_SHAPE', `row of ${cols} values is not a multiple of ${t.name}'s block of ${t.blockSize}`);
+  return (cols / t.blockSize) * t.typeSize;
+}
+
+export interface AttentionArgs {
+  /** f32 queries, token t head h at q + t*qStride + h*headDim*4 */
+  q: number;
+  /** f16 K and V caches, position p kv-head g at k + p*kvStride + g*headDim*2 */
+  k: number;
+  v: number;
+  /** f32 output, token t head h at out + t*outStride + h*headDim*4 */
+  out: number;
+  nTokens: number;
+  nHead: number;
+  nKvHead: number;
+  headDim: number;
+  /** query token t attends to kv positions [0, kvBase + t + 1) */
+  kvBase: number;
+  /** multiplies q.k (usually 1/sqrt(headDim)) */
+  scale: number;
+  qStride?: number;
+  kvStride?: number;
+  outStride?: number;
+}
+
+export interface RopeArgs {
+  /** f32 rows, token t head h at x + t*tokenStride + h*headStride, rotated in place */
+  x: number;
+  nTokens: number;
+  nHead: number;
+  headDim: number;
+  /** rotated dimensions (<= headDim) */
+  nDims: number;
+  /** position of each token */
+  positions: ArrayLike<number>;
+  freqBase: number;
+  freqScale?: number;
+  /** NeoX style (rotate x[i] with x[i + nDims/2]) instead of adjacent pairs */
+  neox: boolean;
+  /** per-pair frequency divisors (rope_freqs), nDims/2 values */
+  freqFactors?: ArrayLike<number>;
+  /** attention factor multiplying cos and sin (default 1) */
+  mscale?: number;
+  tokenStride?: number;
+  headStride?: number;
+}
+
+/**
+ * A fixed region of the wasm memory planned at context creation (the activation arena): bump-allocate
+ * tensors in it, `reset()` between graph evaluations; nothing is allocated per token.
+ */
+export interface CpuArena {
+  readonly base: number;
+  readonly size: number;
+  /** bytes in use */
+  readonly used: number;
+  alloc(bytes: number, align?: number): number;
+  reset(): void;
+}
+
+export interface CpuRuntime {
+  readonly threads: number;
+  readonly memory: WebAssembly.Memory;
+  /** the main thread's kernel instance (call directly for single-threaded work) */
+  readonly kernels: KernelExports;
+  /** bump-allocates `bytes` (aligned to `align`, default 64) and returns the pointer; grows the memory */
+  alloc(bytes: number, align?: number): number;
+  /** reserves a region of `bytes` for activations and returns its sub-allocator */
+  createArena(bytes: number): CpuArena;
+  /** current allocation top; `release(mark())` frees everything allocated after the mark */
+  mark(): number;
+  release(mark: number): void;
+  /** bytes in use (from the start of the memory) */
+  used(): number;
+  /** reserve the internal scratch (quantized activations, rope table) for the largest shapes up front */
+  reserve(maxTokens: number, maxCols: number, maxRopeDims?: number): void;
+  /** views on the current memory buffer (valid until the memory grows) */
+  f32(ptr: number, length: number): Float32Array;
+  u8(ptr: number, length: number): Uint8Array;
+  u16(ptr: number, length: number): Uint16Array;
+
+  /** run kernel `name` over [0, n) split in slices of multiples of `align` across the threads */
+  run(name: KernelName, n: number, align: number, work: number, ...args: number[]): void;
+
+  /** quantize nRows rows of `cols` f32 (rows xStride bytes apart) to activation type vtype (Q8_0, Q8_1, Q8_K, F16 = f32 rounded through f16) */
+  quantize(vtype: number, x: number, cols: number, nRows: number, y: number, xStride?: number): void;
+  /** y[t][r] = dot(weight row r, activation row t), activations already in activationTypeFor(wtype) */
+  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number): void;
+  /**
+   * Rewrites weights in place into the fastest CPU layout for their type (no copy, same size) and returns
+   * the weight type id to use from then on (a CpuLayout id, or `wtype` itself when nothing applies).
+   */
+  repackWeights(wtype: number, w: number, rows: number, cols: number): number;
+  /** as matmulQ from f32 activations (quantized first into the runtime's scratch, as ggml does) */
+  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void;
+  rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight?: number): void;
+  softmax(x: number, y: number, n: number, nRows: number, scale?: number, mask?: number, maskStride?: number): void;
+  rope(args: RopeArgs): void;
+  silu(x: number, y: number, n: number): void;
+  siluMul(g: number, u: number, y: number, n: number): void;
+  gelu(x: number, y: number, n: number): void;
+  add(a: number, b: number, y: number, n: number): void;
+  mul(a: number, b: number, y: number, n: number): void;
+  scale(x: number, y: number, n: number, s: number): void;
+  f32ToF16(x: number, y: number, n: number): void;
+  f16ToF32(x: number, y: number, n: number): void;
+  attention(args: AttentionArgs): void;
+  /** out[i] = row ids[i] of a (rows x cols) table of type wtype (any ggml type src/quant dequantizes, or a CpuLayout), as f32 */
+  getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void;
+  /** copies `bytes` bytes (regions may overlap) */
+  copy(src: number, dst: number, bytes: number): void;
+  close(): Promise<void>;
+}
+
+function alignUp(x: number, a: number): number {
+  return Math.ceil(x / a) * a;
+}
+
+function canBlock(): boolean {
+  try {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function createCpuRuntime(opts: CpuRuntimeOptions = {}): Promise<CpuRuntime> {
+  const threads = Math.max(1, Math.floor(opts.threads ?? (await availableCores())));
+  const module = opts.wasm instanceof WebAssembly.Module ? opts.wasm : await compileKernels(opts.wasm);
+  const maxBytes = Math.min(opts.maxMemoryBytes ?? WASM32_MAX_PAGES * PAGE, WASM32_MAX_PAGES * PAGE);
+  const maxPages = Math.floor(maxBytes / PAGE);
+  const initialPages = Math.min(maxPages, Math.max(2, Math.ceil((opts.initialMemoryBytes ?? 0) / PAGE)));
+  const memory = new WebAssembly.Memory({ initial: initialPages, maximum: maxPages, shared: true });
+  const instance = await WebAssembly.instantiate(module, { env: { memory } });
+  const kernels = kernelExports(instance.exports);
+
+  const ctlBuf = new SharedArrayBuffer(CTL_BYTES);
+  const ctl = new Int32Array(ctlBuf, 0, CTL_ARGS_BYTE_OFFSET / 4);
+  const args = new Float64Array(ctlBuf, CTL_ARGS_BYTE_OFFSET, MAX_ARGS);
+  ctl[CTL.SPIN] = opts.spin ?? 20000;
+  const workers: WorkerHandle[] = [];
+  if (threads > 1) {
+    const spawn = opts.spawnWorker ?? (await defaultSpawner());
+    for (let tid = 1; tid < threads; tid++) {
+      const init: WorkerInit = { module, memory, ctl: ctlBuf, tid, threads };
+      workers.push(spawn(init));
+    }
+    try {
+      await Promise.all(workers.map((w) => w.ready));
+    } catch (e) {
+      await Promise.all(workers.map((w) => w.terminate()));
+      throw e;
+    }
+  }
+  return new Runtime(threads, memory, maxPages, kernels, ctl, args, workers, opts.parallelMinWork ?? PARALLEL_MIN_WORK);
+}
+
+class Runtime implements CpuRuntime {
+  private top = HEAP_BASE;
+  private buf: ArrayBuffer | SharedArrayBuffer;
+  private readonly fns: KernelFn[];
+  private readonly blocking = canBlock();
+  private closed = false;
+  private scratch = 0;
+  private scratchBytes = 0;
+  private ropeTab = 0;
+  private rowTmp: Uint8Array | null = null;
+  private aux = 0;
+  private auxBytes = 0;
+  private ropeTabFloats = 0;
+
+  constructor(
+    readonly threads: number,
+    readonly memory: WebAssembly.Memory,
+    private readonly maxPages: number,
+    readonly kernels: KernelExports,
+    private readonly ctl: Int32Array,
+    private readonly args: Float64Array,
+    private readonly workers: WorkerHandle[],
+    private readonly minWork: number,
+  ) {
+    this.buf = memory.buffer;
+    this.fns = KERNEL_NAMES.map((n) => kernels[n]);
+  }
+
+  alloc(bytes: number, align = 64): number {
+    if (!(bytes >= 0) || !Number.isFinite(bytes)) throw new CpuRuntimeError('BAD_SHAPE', `cannot allocate ${bytes} bytes`);
+    const p = alignUp(this.top, align);
+    const end = p + bytes;
+    const have = this.memory.buffer.byteLength;
+    if (end > have) {
+      const limit = this.maxPages * PAGE;
+      if (end > limit) {
+        throw new CpuRuntimeError('OUT_OF_MEMORY',
+          `cpu memory: allocating ${bytes} bytes would need ${end} bytes of WebAssembly memory (${this.top} in use), ` +
+          `more than the limit of ${limit} bytes (wasm32 addresses at most 4 GiB)`);
+      }
+      const pages = Math.ceil((end - have) / PAGE);
+      try {
+        this.memory.grow(pages);
+      } catch (e) {
+        throw new CpuRuntimeError('OUT_OF_MEMORY', `cpu memory: cannot grow WebAssembly memory from ${have} to ${have + pages * PAGE} bytes for an allocation of ${bytes} bytes: ${(e as Error).message}`);
+      }
+    }
+    this.top = end;
+    return p;
+  }
+  createArena(bytes: number): CpuArena {
+    const base = this.alloc(bytes, 64);
+    let top = base;
+    return {
+      base,
+      size: bytes,
+      get used() { return top - base; },
+      alloc(n: number, align = 64): number {
+        const p = alignUp(top, align);
+        if (p + n > base + bytes) {
+          throw new CpuRuntimeError('OUT_OF_MEMORY', `cpu arena: allocating ${n} bytes needs ${p + n - base} of the arena's ${bytes} bytes`);
+        }
+        top = p + n;
+        return p;
+      },
+      reset(): void { top = base; },
+    };
+  }
+  mark(): number {
+    return this.top;
+  }
+  release(mark: number): void {
+    if (mark < HEAP_BASE || mark > this.top) throw new CpuRuntimeError('BAD_SHAPE', `bad mark ${mark}`);
+    this.top = mark;
+    if (this.scratch >= mark) { this.scratch = 0; this.scratchBytes = 0; }
+    if (this.ropeTab >= mark) { this.ropeTab = 0; this.ropeTabFloats = 0; }
+    if (this.aux >= mark) { this.aux = 0; this.auxBytes = 0; }
+  }
+  used(): number {
+    return this.top;
+  }
+  private buffer(): ArrayBuffer | SharedArrayBuffer {
+    if (this.buf.byteLength !== this.memory.buffer.byteLength) this.buf = this.memory.buffer;
+    return this.buf;
+  }
+  f32(ptr: number, length: number): Float32Array {
+    return new Float32Array(this.buffer(), ptr, length);
+  }
+  u8(ptr: number, length: number): Uint8Array {
+    return new Uint8Array(this.buffer(), ptr, length);
+  }
+  u16(ptr: number, length: number): Uint16Array {
+    return new Uint16Array(this.buffer(), ptr, length);
+  }
+
+  private ensureScratch(bytes: number): number {
+    if (bytes > this.scratchBytes) {
+      const size = Math.max(bytes, this.scratchBytes * 2);
+      this.scratch = this.alloc(size, 64);
+      this.scratchBytes = size;
+    }
+    return this.scratch;
+  }
+  private ensureAux(bytes: number): number {
+    if (bytes > this.auxBytes) {
+      const size = Math.max(bytes, this.auxBytes * 2);
+      this.aux = this.alloc(size, 64);
+      this.auxBytes = size;
+    }
+    return this.aux;
+  }
+  private ensureRopeTable(floats: number): number {
+    if (floats > this.ropeTabFloats) {
+      const size = Math.max(floats, this.ropeTabFloats * 2);
+      this.ropeTab = this.alloc(size * 4, 64);
+      this.ropeTabFloats = size;
+    }
+    return this.ropeTab;
+  }
+  reserve(maxTokens: number, maxCols: number, maxRopeDims = 0): void {
+    this.ensureScratch(maxTokens * activationRowBytes(GgmlType.Q8_1, alignUp(maxCols, 256)) * 1.2);
+    this.ensureAux(maxTokens * (alignUp(maxCols, 32) / 32) * 8);
+    if (maxRopeDims) this.ensureRopeTable(maxTokens * maxRopeDims);
+  }
+
+  /**
+   * Runs kernel `op` over [0, n) on all threads (slices of multiples of align), or on the calling thread
+   * alone when `work` (about the number of multiply-adds) is too small to pay for a fork/join.
+   */
+  private dispatch(op: number, n: number, align: number, work: number,
+    a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0, a9 = 0, a10 = 0, a11 = 0): void {
+    if (this.closed) throw new CpuRuntimeError('CLOSED', 'cpu runtime is closed');
+    if (n <= 0) return;
+    const fn = this.fns[op]!;
+    const T = this.threads;
+    if (T === 1 || work < this.minWork || n <= align) {
+      fn(0, n, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
+      return;
+    }
+    const ctl = this.ctl, args = this.args;
+    args[0] = a0; args[1] = a1; args[2] = a2; args[3] = a3; args[4] = a4; args[5] = a5;
+    args[6] = a6; args[7] = a7; args[8] = a8; args[9] = a9; args[10] = a10; args[11] = a11;
+    ctl[CTL.OP] = op;
+    ctl[CTL.N] = n;
+    ctl[CTL.ALIGN] = align;
+    ctl[CTL.ACTIVE] = T;
+    Atomics.store(ctl, CTL.DONE, 0);
+    Atomics.add(ctl, CTL.GEN, 1);
+    Atomics.notify(ctl, CTL.GEN);
+    const [r0, r1] = sliceOf(n, T, align, 0);
+    let err: unknown = null;
+    try {
+      if (r0 < r1) fn(r0, r1, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
+    } catch (e) {
+      err = e;
+    }
+    const want = T - 1;
+    let d = Atomics.load(ctl, CTL.DONE);
+    if (d !== want) {
+      const spin = ctl[CTL.SPIN]!;
+      for (let i = 0; i < spin && d !== want; i++) d = Atomics.load(ctl, CTL.DONE);
+      while (d !== want) {
+        if (this.blocking) Atomics.wait(ctl, CTL.DONE, d, 100);
+        d = Atomics.load(ctl, CTL.DONE);
+      }
+    }
+    if (err || ctl[CTL.ERR]) {
+      ctl[CTL.ERR] = 0;
+      throw new CpuRuntimeError('KERNEL_FAILED', `kernel ${KERNEL_NAMES[op]} failed${err ? ': ' + (err as Error).message : ' in a worker'}`);
+    }
+  }
+
+  run(name: KernelName, n: number, align: number, work: number, ...a: number[]): void {
+    this.dispatch(KERNEL_INDEX[name], n, align, work, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+  }
+
+  quantize(vtype: number, x: number, cols: number, nRows: number, y: number, xStride = cols * 4): void {
+    const ys = activationRowBytes(vtype, cols);
+    const work = cols * nRows * 4;
+    switch (vtype) {
+      case GgmlType.Q8_0:
+        if (cols % 32) throw new CpuRuntimeError('BAD_SHAPE', `Q8_0 rows need a multiple of 32 values, got ${cols}`);
+        return this.dispatch(KERNEL_INDEX.quantize_q8_0, nRows, 1, work, x, xStride, y, ys, cols);
+      case GgmlType.Q8_1:
+        if (cols % 32) throw new CpuRuntimeError('BAD_SHAPE', `Q8_1 rows need a multiple of 32 values, got ${cols}`);
+        return this.dispatch(KERNEL_INDEX.quantize_q8_1, nRows, 1, work, x, xStride, y, ys, cols);
+      case GgmlType.Q8_K:
+        if (cols % 256) throw new CpuRuntimeError('BAD_SHAPE', `Q8_K rows need a multiple of 256 values, got ${cols}`);
+        return this.dispatch(KERNEL_INDEX.quantize_q8_K, nRows, 1, work, x, xStride, y, ys, cols);
+      case GgmlType.F16:
+        if (xStride === cols * 4) return this.dispatch(KERNEL_INDEX.round_f16, cols * nRows, 16, work, x, y);
+        for (let r = 0; r < nRows; r++) this.dispatch(KERNEL_INDEX.round_f16, cols, 16, cols * 4, x + r * xStride, y + r * ys);
+        return;
+      default:
+        throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cannot quantize activations to ${ggmlTypeName(vtype)}`);
+    }
+  }
+
+  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number): void {
+    const k = WEIGHT_KERNELS[wtype];
+    if (!k) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cpu matmul does not support weight type ${ggmlTypeName(wtype)}`);
+    const ws = weightRowBytes(wtype, cols);
+    const as = activationRowBytes(activationTypeFor(wtype), cols);
+    const nb = cols / k.block;
+    let ax = 0;
+    if (k.aux) {
+      ax = this.ensureAux(nTokens * nb * 8);
+      this.dispatch(KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 8, nb);
+    }
+    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, rows * 4, nb, ax, nb * 8);
+  }
+
+  repackWeights(wtype: number, w: number, rows: number, cols: number): number {
+    const ws = weightRowBytes(wtype, cols);
+    if (wtype === GgmlType.Q4_0 && (cols / 32) % 4 === 0) {
+      this.dispatch(KERNEL_INDEX.repack_q4_0x4, rows, 1, rows * cols, w, ws, cols / 32);
+      return CpuLayout.Q4_0x4;
+    }
+    return wtype;
+  }
+
+  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void {
+    const vtype = activationTypeFor(wtype);
+    if (vtype === GgmlType.F32) return this.matmulQ(wtype, w, rows, cols, x, nTokens, y);
+    weightRowBytes(wtype, cols);
+    const a = this.ensureScratch(activationRowBytes(vtype, cols) * nTokens);
+    this.quantize(vtype, x, cols, nTokens, a);
+    this.matmulQ(wtype, w, rows, cols, a, nTokens, y);
+  }
+
+  rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight = 0): void {
+    this.dispatch(KERNEL_INDEX.rms_norm, nRows, 1, n * nRows * 4, x, n * 4, y, n * 4, n, eps, weight);
+  }
+  softmax(x: number, y: number, n: number, nRows: number, scale = 1, mask = 0, maskStride = 0): void {
+    this.dispatch(KERNEL_INDEX.softmax, nRows, 1, n * nRows * 16, x, n * 4, y, n * 4, n, scale, mask, maskStride);
+  }
+  rope(r: RopeArgs): void {
+    const { nTokens, nHead, headDim, nDims } = r;
+    if (nDims % 2 || nDims > headDim) throw new CpuRuntimeError('BAD_SHAPE', `rope over ${nDims} of ${headDim} dims`);
+    const tab = this.ensureRopeTable(nTokens * nDims);
+    const t = this.f32(tab, nTokens * nDims);
+    const thetaScale = Math.fround(Math.pow(r.freqBase, -2 / nDims));
+    const fs = Math.fround(r.freqScale ?? 1);
+    const ms = Math.fround(r.mscale ?? 1);
+    const ff = r.freqFactors;
+    for (let i = 0; i < nTokens; i++) {
+      let theta = Math.fround(r.positions[i]!);
+      const o = i * nDims;
+      for (let j = 0; j < nDims / 2; j++) {
+        const th = Math.fround(fs * (ff ? Math.fround(theta / ff[j]!) : theta));
+        t[o + 2 * j] = Math.fround(Math.cos(th)) * ms;
+        t[o + 2 * j + 1] = Math.fround(Math.sin(th)) * ms;
+        theta = Math.fround(theta * thetaScale);
+      }
+    }
+    const hs = r.headStride ?? headDim * 4;
+    const ts = r.tokenStride ?? nHead * hs;
+    this.dispatch(KERNEL_INDEX.rope, nTokens * nHead, 1, nTokens * nHead * nDims * 2, r.x, ts, hs, nHead, nDims, tab, r.neox ? 1 : 0);
+  }
+  silu(x: number, y: number, n: number): void {
+    this.dispatch(KERNEL_INDEX.silu, n, 16, n * 8, x, y);
+  }
+  siluMul(g: number, u: number, y: number, n: number): void {
+    this.dispatch(KERNEL_INDEX.silu_mul, n, 16, n * 8, g, u, y);
+  }
+  gelu(x: number, y: number, n: number): void {
+    this.dispatch(KERNEL_INDEX.gelu, n, 16, n * 16, x, y);
+  }
+  add(a: number, b: number, y: number, n: number): void {
+    this.dispatch(KERNEL_INDEX.add, n, 16, n, a, b, y);
+  }
+  mul(a: number, b: number, y: number, n: number): void {
+    this.dispatch(KERNEL_INDEX.mul, n, 16, n, a, b, y);
+  }
+  scale(x: number, y: number, n: number, s: number): void {
+    this.dispatch(KERNEL_INDEX.scale, n, 16, n, x, y, s);
+  }
+  f32ToF16(x: number, y: number, n: number): void {
+    this.dispatch(KERNEL_INDEX.cvt_f32_f16, n, 16, n * 4, x, y);
+  }
+  f16ToF32(x: number, y: number, n: number): void {
+    this.dispatch(KERNEL_INDEX.cvt_f16_f32, n, 16, n * 4, x, y);
+  }
+  attention(p: AttentionArgs): void {
+    const { nTokens, nHead, nKvHead, headDim } = p;
+    if (nHead % nKvHead) throw new CpuRuntimeError('BAD_SHAPE', `${nHead} heads do not share ${nKvHead} kv heads evenly`);
+    const qs = p.qStride ?? nHead * headDim * 4;
+    const kvs = p.kvStride ?? nKvHead * headDim * 2;
+    const os = p.outStride ?? nHead * headDim * 4;
+    const work = nTokens * nHead * headDim * (p.kvBase + nTokens) * 2;
+    this.dispatch(KERNEL_INDEX.attn_f16, nTokens * nHead, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nHead, headDim, nHead / nKvHead, p.kvBase, p.scale);
+  }
+
+  getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void {
+    const rb = wtype === CpuLayout.Q4_0x4 ? weightRowBytes(wtype, cols) : rowBytesOf(wtype, cols);
+    const base = wtype === CpuLayout.Q4_0x4 ? GgmlType.Q4_0 : wtype;
+    const deq = dequantizer(base);
+    const u8 = new Uint8Array(this.buffer());
+    const f32 = new Float32Array(this.buffer());
+    if (out % 4) throw new CpuRuntimeError('BAD_SHAPE', `getRows output ${out} is not 4-byte aligned`);
+    for (let i = 0; i < ids.length; i++) {
+      let src = u8, so = table + ids[i]! * rb;
+      if (wtype === CpuLayout.Q4_0x4) {
+        // undo the 4-block grouping of this row into a reusable buffer
+        if (!this.rowTmp || this.rowTmp.length < rb) this.rowTmp = new Uint8Array(rb);
+        const t = this.rowTmp;
+        for (let g = 0; g < rb; g += 72) {
+          for (let k = 0; k < 4; k++) {
+            t[g + k * 18] = u8[so + g + 2 * k]!;
+            t[g + k * 18 + 1] = u8[so + g + 2 * k + 1]!;
+            t.set(u8.subarray(so + g + 8 + 16 * k, so + g + 24 + 16 * k), g + k * 18 + 2);
+          }
+        }
+        src = t; so = 0;
+      }
+      deq(src, so, f32, out / 4 + i * cols, cols);
+    }
+  }
+  copy(src: number, dst: number, bytes: number): void {
+    new Uint8Array(this.buffer()).copyWithin(dst, src, src + bytes);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    Atomics.store(this.ctl, CTL.STOP, 1);
+    Atomics.add(this.ctl, CTL.GEN, 1);
+    Atomics.notify(this.ctl, CTL.GEN);
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}

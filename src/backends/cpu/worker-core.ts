@@ -1,0 +1,48 @@
+// The worker side of the thread pool, free of platform imports: instantiate the kernels over the shared
+// memory, then loop: wait for the generation counter to move (spin briefly, then Atomics.wait), run this
+// thread's slice of the op, count itself done (the last one wakes the main thread).
+import { CTL, CTL_ARGS_BYTE_OFFSET, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceOf, type KernelFn } from './ops.js';
+
+export interface WorkerInit {
+  module: WebAssembly.Module;
+  memory: WebAssembly.Memory;
+  ctl: SharedArrayBuffer;
+  tid: number;
+  threads: number;
+}
+
+export async function workerMain(init: WorkerInit, ready: () => void): Promise<void> {
+  const instance = await WebAssembly.instantiate(init.module, { env: { memory: init.memory } });
+  const k = kernelExports(instance.exports);
+  const fns: KernelFn[] = KERNEL_NAMES.map((n) => k[n]);
+  const ctl = new Int32Array(init.ctl, 0, CTL_ARGS_BYTE_OFFSET / 4);
+  const a = new Float64Array(init.ctl, CTL_ARGS_BYTE_OFFSET, MAX_ARGS);
+  const tid = init.tid;
+  let seen = Atomics.load(ctl, CTL.GEN);
+  ready();
+  for (;;) {
+    let g = Atomics.load(ctl, CTL.GEN);
+    if (g === seen) {
+      const spin = ctl[CTL.SPIN]!;
+      for (let i = 0; i < spin && g === seen; i++) g = Atomics.load(ctl, CTL.GEN);
+      while (g === seen) {
+        Atomics.wait(ctl, CTL.GEN, seen);
+        g = Atomics.load(ctl, CTL.GEN);
+      }
+    }
+    seen = g;
+    if (ctl[CTL.STOP]) return;
+    const active = ctl[CTL.ACTIVE]!;
+    if (tid < active) {
+      const [r0, r1] = sliceOf(ctl[CTL.N]!, active, ctl[CTL.ALIGN]!, tid);
+      if (r0 < r1) {
+        try {
+          fns[ctl[CTL.OP]!]!(r0, r1, a[0]!, a[1]!, a[2]!, a[3]!, a[4]!, a[5]!, a[6]!, a[7]!, a[8]!, a[9]!, a[10]!, a[11]!);
+        } catch {
+          Atomics.store(ctl, CTL.ERR, 1);
+        }
+      }
+    }
+    if (Atomics.add(ctl, CTL.DONE, 1) === init.threads - 2) Atomics.notify(ctl, CTL.DONE);
+  }
+}

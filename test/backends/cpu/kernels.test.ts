@@ -1,0 +1,309 @@
+// Every CPU kernel against a plain-TS reference, on awkward shapes, with 1 and 2 threads.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { GgmlType, ggmlTypeName } from '../../../src/gguf/ggml-types.js';
+import { createCpuRuntime, activationTypeFor, CpuLayout, type CpuRuntime } from '../../../src/backends/cpu/index.js';
+import { BLOCK, randomWeights, rng } from './ref.js';
+import { dequantizeRow, f16ToF32, f32ToF16, quantizeActivations, vecDot, vecDotType } from '../../../src/quant/index.js';
+
+function quantizeAct(vt: number, x: Float32Array, n: number): Uint8Array {
+  const out = new Uint8Array((n / BLOCK[vt]![0]) * BLOCK[vt]![1]);
+  quantizeActivations(vt, x, 0, out, 0, n);
+  return out;
+}
+function dequantize(t: number, src: Uint8Array, off: number, n: number): Float32Array {
+  const y = new Float32Array(n);
+  dequantizeRow(t, src, off, y, 0, n);
+  return y;
+}
+
+function randomF32(n: number, rnd: () => number, scale = 1): Float32Array {
+  const x = new Float32Array(n);
+  for (let i = 0; i < n; i++) x[i] = (rnd() * 2 - 1) * scale;
+  return x;
+}
+function put(rt: CpuRuntime, data: Float32Array | Uint8Array | Uint16Array): number {
+  const p = rt.alloc(data.byteLength, 64);
+  rt.u8(p, data.byteLength).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  return p;
+}
+function close(got: ArrayLike<number>, want: ArrayLike<number>, tol: (i: number) => number, what: string): void {
+  assert.equal(got.length, want.length, `${what}: length`);
+  for (let i = 0; i < got.length; i++) {
+    const d = Math.abs(got[i]! - want[i]!);
+    if (!(d <= tol(i))) assert.fail(`${what}: [${i}] got ${got[i]} want ${want[i]} (|diff| ${d} > ${tol(i)})`);
+  }
+}
+
+const TYPES = [GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.Q2_K, GgmlType.Q3_K,
+  GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.F16, GgmlType.F32];
+
+for (const threads of [1, 2]) {
+  describe(`cpu kernels, ${threads} thread(s)`, () => {
+    let rt: CpuRuntime;
+    before(async () => { rt = await createCpuRuntime({ threads, spin: 2000, parallelMinWork: 0 }); });
+    after(async () => { await rt.close(); });
+
+    it('quantizes activations to Q8_0, Q8_1, Q8_K exactly as ggml', () => {
+      const rnd = rng(1);
+      for (const vt of [GgmlType.Q8_0, GgmlType.Q8_1, GgmlType.Q8_K]) {
+        const cols = vt === GgmlType.Q8_K ? 768 : 96, rows = 5;
+        const x = randomF32(cols * rows, rnd, 3);
+        x.fill(0, cols, cols + BLOCK[vt]![0]); // an all-zero block
+        x[3] = -3.5; x[7] = 3.5; // equal magnitudes: the first decides Q8_K's sign
+        const m = rt.mark();
+        const xp = put(rt, x);
+        const bytes = (cols / BLOCK[vt]![0]) * BLOCK[vt]![1];
+        const yp = rt.alloc(bytes * rows);
+        rt.quantize(vt, xp, cols, rows, yp);
+        for (let r = 0; r < rows; r++) {
+          const want = quantizeAct(vt, x.subarray(r * cols, (r + 1) * cols), cols);
+          assert.deepEqual(rt.u8(yp + r * bytes, bytes), want, `${ggmlTypeName(vt)} row ${r}`);
+        }
+        rt.release(m);
+      }
+    });
+
+    for (const wt of TYPES) {
+      it(`matmul ${ggmlTypeName(wt)} x ${ggmlTypeName(activationTypeFor(wt))}`, () => {
+        const rnd = rng(100 + wt);
+        const bs = BLOCK[wt]![0];
+        const cols = bs === 256 ? 768 : bs === 32 ? 224 : 37;
+        const rows = 7;
+        for (const nTok of [1, 3]) {
+          const m = rt.mark();
+          const w = randomWeights(wt, rows, cols, rnd);
+          const x = randomF32(cols * nTok, rnd);
+          const wp = put(rt, w), xp = put(rt, x), yp = rt.alloc(rows * nTok * 4);
+          rt.matmul(wt, wp, rows, cols, xp, nTok, yp);
+          const got = rt.f32(yp, rows * nTok).slice();
+          const vt = activationTypeFor(wt);
+          assert.equal(vt, vecDotType(wt));
+          const want = new Float64Array(rows * nTok), tol = new Float64Array(rows * nTok);
+          const wrow = w.length / rows;
+          for (let t = 0; t < nTok; t++) {
+            const xt = x.subarray(t * cols, (t + 1) * cols);
+            const q = quantizeAct(vt, xt, cols);
+            const a = dequantize(vt, q, 0, cols);
+            for (let r = 0; r < rows; r++) {
+              // oracle: ggml's vec_dot (src/quant); tolerance from the magnitude of the terms (float order differs)
+              const wd = dequantize(wt, w, r * wrow, cols);
+              let sa = 0;
+              for (let j = 0; j < cols; j++) sa += Math.abs(wd[j]! * a[j]!);
+              want[t * rows + r] = vecDot(wt, cols, w, r * wrow, q, 0);
+              tol[t * rows + r] = 1e-5 * sa + 1e-7;
+            }
+          }
+          close(got, want, (i) => tol[i]!, `${ggmlTypeName(wt)} nTok=${nTok}`);
+          rt.release(m);
+        }
+      });
+    }
+
+    it('repacked Q4_0 (Q4_0x4) matches Q4_0', () => {
+      const rnd = rng(5), rows = 5, cols = 512;
+      for (const nTok of [1, 2]) {
+        const m = rt.mark();
+        const w = randomWeights(GgmlType.Q4_0, rows, cols, rnd), x = randomF32(cols * nTok, rnd);
+        const wp = put(rt, w), xp = put(rt, x), y0 = rt.alloc(rows * nTok * 4), y1 = rt.alloc(rows * nTok * 4);
+        rt.matmul(GgmlType.Q4_0, wp, rows, cols, xp, nTok, y0);
+        const lt = rt.repackWeights(GgmlType.Q4_0, wp, rows, cols);
+        assert.equal(lt, CpuLayout.Q4_0x4);
+        assert.notDeepEqual(rt.u8(wp, w.length), w);
+        rt.matmul(lt, wp, rows, cols, xp, nTok, y1);
+        const want = rt.f32(y0, rows * nTok);
+        close(rt.f32(y1, rows * nTok), want, (i) => 1e-5 * Math.abs(want[i]!) + 1e-6, 'Q4_0x4');
+        rt.release(m);
+      }
+      // rows whose block count is not a multiple of 4 stay Q4_0
+      assert.equal(rt.repackWeights(GgmlType.Q4_0, 0, 1, 96), GgmlType.Q4_0);
+    });
+
+    it('getRows dequantizes table rows (plain and repacked) and copy moves bytes', () => {
+      const rnd = rng(6), rows = 6, cols = 256;
+      for (const wt of [GgmlType.Q4_0, GgmlType.Q6_K, GgmlType.F16, GgmlType.Q8_0]) {
+        const m = rt.mark();
+        const w = randomWeights(wt, rows, cols, rnd);
+        const wp = put(rt, w), out = rt.alloc(3 * cols * 4);
+        const ids = [5, 0, 5];
+        const want = new Float32Array(3 * cols);
+        ids.forEach((id, i) => dequantizeRow(wt, w, id * (w.length / rows), want, i * cols, cols));
+        rt.getRows(wt, wp, cols, ids, out);
+        assert.deepEqual(rt.f32(out, 3 * cols), want, ggmlTypeName(wt));
+        if (wt === GgmlType.Q4_0) {
+          const lt = rt.repackWeights(wt, wp, rows, cols);
+          rt.f32(out, 3 * cols).fill(0);
+          rt.getRows(lt, wp, cols, ids, out);
+          assert.deepEqual(rt.f32(out, 3 * cols), want, 'Q4_0x4');
+        }
+        rt.copy(out, out + 4, 8);
+        assert.deepEqual(Array.from(rt.f32(out, 3)), [want[0], want[0], want[1]]);
+        rt.release(m);
+      }
+    });
+
+    it('rms_norm with and without weight', () => {
+      const rnd = rng(7), n = 67, rows = 5;
+      const x = randomF32(n * rows, rnd, 2), w = randomF32(n, rnd);
+      const m = rt.mark();
+      const xp = put(rt, x), wp = put(rt, w), y1 = rt.alloc(n * rows * 4), y2 = rt.alloc(n * rows * 4);
+      rt.rmsNorm(xp, y1, n, rows, 1e-6);
+      rt.rmsNorm(xp, y2, n, rows, 1e-6, wp);
+      for (let r = 0; r < rows; r++) {
+        let ss = 0;
+        for (let i = 0; i < n; i++) ss += x[r * n + i]! ** 2;
+        const sc = 1 / Math.sqrt(ss / n + 1e-6);
+        const want1 = Array.from({ length: n }, (_, i) => x[r * n + i]! * sc);
+        close(rt.f32(y1 + r * n * 4, n), want1, (i) => 1e-6 * Math.abs(want1[i]!) + 1e-7, 'rms_norm');
+        close(rt.f32(y2 + r * n * 4, n), want1.map((v, i) => v * w[i]!), () => 1e-5, 'rms_norm*w');
+      }
+      rt.release(m);
+    });
+
+    it('softmax with scale and mask', () => {
+      const rnd = rng(8), n = 45, rows = 3;
+      const x = randomF32(n * rows, rnd, 10), mask = new Float32Array(n);
+      for (let i = 30; i < n; i++) mask[i] = -Infinity;
+      mask[2] = -1.5;
+      const m = rt.mark();
+      const xp = put(rt, x), mp = put(rt, mask), yp = rt.alloc(n * rows * 4);
+      rt.softmax(xp, yp, n, rows, 0.7, mp, 0);
+      for (let r = 0; r < rows; r++) {
+        const v = Array.from({ length: n }, (_, i) => x[r * n + i]! * 0.7 + mask[i]!);
+        const mx = Math.max(...v);
+        const e = v.map((z) => Math.exp(z - mx));
+        const s = e.reduce((a, b) => a + b, 0);
+        close(rt.f32(yp + r * n * 4, n), e.map((z) => z / s), () => 1e-6, 'softmax');
+      }
+      rt.release(m);
+    });
+
+    for (const neox of [false, true]) {
+      it(`rope ${neox ? 'neox' : 'normal'} (partial dims, odd heads)`, () => {
+        const rnd = rng(9), nTok = 3, nHead = 3, hd = 24, nDims = 16, base = 10000;
+        const x = randomF32(nTok * nHead * hd, rnd);
+        const pos = [0, 7, 1234];
+        const m = rt.mark();
+        const xp = put(rt, x);
+        rt.rope({ x: xp, nTokens: nTok, nHead, headDim: hd, nDims, positions: pos, freqBase: base, neox });
+        const got = rt.f32(xp, x.length);
+        const want = Float64Array.from(x);
+        for (let t = 0; t < nTok; t++) for (let h = 0; h < nHead; h++) {
+          const o = (t * nHead + h) * hd;
+          for (let i = 0; i < nDims / 2; i++) {
+            const th = pos[t]! * Math.pow(base, (-2 * i) / nDims);
+            const [i0, i1] = neox ? [o + i, o + i + nDims / 2] : [o + 2 * i, o + 2 * i + 1];
+            const a = x[i0]!, b = x[i1]!;
+            want[i0] = a * Math.cos(th) - b * Math.sin(th);
+            want[i1] = a * Math.sin(th) + b * Math.cos(th);
+          }
+        }
+        // theta is computed in f32 as ggml does: at position 1234 that costs ~1e-4 absolute
+        close(got, want, () => 5e-4, 'rope');
+        rt.release(m);
+      });
+    }
+
+    it('elementwise: silu, silu_mul, gelu, add, mul, scale, f16 conversions', () => {
+      const rnd = rng(10), n = 70001;
+      const a = randomF32(n, rnd, 8), b = randomF32(n, rnd, 2);
+      a[0] = 100; a[1] = -100; a[2] = 0;
+      const m = rt.mark();
+      const ap = put(rt, a), bp = put(rt, b), yp = rt.alloc(n * 4), hp = rt.alloc(n * 2), zp = rt.alloc(n * 4);
+      const silu = (v: number) => v / (1 + Math.exp(-v));
+      const rel = (w: ArrayLike<number>, e: number) => (i: number) => e * Math.abs(w[i]!) + 1e-6;
+      let want: Float64Array;
+      rt.silu(ap, yp, n); want = Float64Array.from(a, silu); close(rt.f32(yp, n), want, rel(want, 1e-5), 'silu');
+      rt.siluMul(ap, bp, yp, n); want = Float64Array.from(a, (v, i) => silu(v) * b[i]!); close(rt.f32(yp, n), want, rel(want, 1e-5), 'silu_mul');
+      rt.gelu(ap, yp, n);
+      want = Float64Array.from(a, (v) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * v * (1 + 0.044715 * v * v))));
+      close(rt.f32(yp, n), want, rel(want, 1e-5), 'gelu');
+      rt.add(ap, bp, yp, n); close(rt.f32(yp, n), Float32Array.from(a, (v, i) => v + b[i]!), () => 0, 'add');
+      rt.mul(ap, bp, yp, n); close(rt.f32(yp, n), Float32Array.from(a, (v, i) => v * b[i]!), () => 0, 'mul');
+      rt.scale(ap, yp, n, 0.125); close(rt.f32(yp, n), Float32Array.from(a, (v) => v * 0.125), () => 0, 'scale');
+      const special = new Float32Array([0, -0, 1e-8, -6e-5, 65504, 65520, 1e6, Infinity, -Infinity, NaN, 5.960464477539063e-8, 2.9e-8, 1.0009765625, 1.00048828125]);
+      const sp = put(rt, special), shp = rt.alloc(special.length * 2);
+      rt.f32ToF16(sp, shp, special.length);
+      assert.deepEqual(Array.from(rt.u16(shp, special.length)), Array.from(special, f32ToF16), 'f32->f16 special values');
+      rt.f32ToF16(ap, hp, n);
+      assert.deepEqual(rt.u16(hp, n), Uint16Array.from(a, f32ToF16), 'f32->f16');
+      rt.f16ToF32(hp, zp, n);
+      close(rt.f32(zp, n), Float32Array.from(rt.u16(hp, n), f16ToF32), () => 0, 'f16->f32');
+      rt.release(m);
+    });
+
+    it('attention over an f16 KV cache (GQA, causal, odd head size)', () => {
+      const rnd = rng(11), nTok = 3, nHead = 4, nKv = 2, hd = 44, kvBase = 5, nPos = kvBase + nTok;
+      const q = randomF32(nTok * nHead * hd, rnd);
+      const kf = randomF32(nPos * nKv * hd, rnd, 2), vf = randomF32(nPos * nKv * hd, rnd);
+      const k16 = Uint16Array.from(kf, f32ToF16), v16 = Uint16Array.from(vf, f32ToF16);
+      const m = rt.mark();
+      const qp = put(rt, q), kp = put(rt, k16), vp = put(rt, v16), op = rt.alloc(q.length * 4);
+      const scale = 1 / Math.sqrt(hd);
+      rt.attention({ q: qp, k: kp, v: vp, out: op, nTokens: nTok, nHead, nKvHead: nKv, headDim: hd, kvBase, scale });
+      const want = new Float64Array(q.length);
+      for (let t = 0; t < nTok; t++) for (let h = 0; h < nHead; h++) {
+        const g = Math.floor(h / (nHead / nKv)), n = kvBase + t + 1;
+        const s = Array.from({ length: n }, (_, p) => {
+          let d = 0;
+          for (let i = 0; i < hd; i++) d += q[(t * nHead + h) * hd + i]! * f16ToF32(k16[(p * nKv + g) * hd + i]!);
+          return d * scale;
+        });
+        const mx = Math.max(...s), e = s.map((z) => Math.exp(z - mx)), sum = e.reduce((x, y) => x + y, 0);
+        for (let i = 0; i < hd; i++) {
+          let o = 0;
+          for (let p = 0; p < n; p++) o += (e[p]! / sum) * f16ToF32(v16[(p * nKv + g) * hd + i]!);
+          want[(t * nHead + h) * hd + i] = o;
+        }
+      }
+      close(rt.f32(op, q.length), want, () => 2e-5, 'attention');
+      rt.release(m);
+    });
+  });
+}
+
+describe('cpu runtime threads', () => {
+  it('splits fewer rows than threads, skips empty ops, and reports a failing kernel instead of hanging', async () => {
+    const rt = await createCpuRuntime({ threads: 2, parallelMinWork: 0, spin: 100 });
+    try {
+      const a = rt.alloc(64), y = rt.alloc(64);
+      rt.f32(a, 1)[0] = 2;
+      rt.add(a, a, y, 1); // 1 element on 2 threads
+      assert.equal(rt.f32(y, 1)[0], 4);
+      rt.add(a, a, y, 0);
+      // rows out of bounds trap in both threads
+      assert.throws(() => rt.matmulQ(GgmlType.Q8_0, 0xfff00000, 64, 256, a, 1, y), (e: Error & { code?: string }) => e.code === 'KERNEL_FAILED');
+      // the pool still works afterwards
+      rt.f32(a, 32).fill(1);
+      rt.add(a, a, y, 16);
+      assert.deepEqual(Array.from(rt.f32(y, 16)), new Array(16).fill(2));
+    } finally {
+      await rt.close();
+    }
+    await rt.close();
+    assert.throws(() => rt.add(0, 0, 0, 1), (e: Error & { code?: string }) => e.code === 'CLOSED');
+  });
+});
+
+describe('cpu runtime memory', () => {
+  it('grows the memory, aligns, and names the sizes when wasm32 cannot hold an allocation', async () => {
+    const rt = await createCpuRuntime({ threads: 1, maxMemoryBytes: 8 << 20 });
+    try {
+      const p = rt.alloc(3 << 20, 4096);
+      assert.equal(p % 4096, 0);
+      const m = rt.mark();
+      rt.alloc(1 << 20);
+      rt.release(m);
+      assert.equal(rt.mark(), m);
+      const arena = rt.createArena(4096);
+      const p1 = arena.alloc(100), p2 = arena.alloc(100, 256);
+      assert.ok(p1 >= arena.base && p2 % 256 === 0 && p2 >= p1 + 100);
+      assert.throws(() => arena.alloc(4096), (e: Error & { code?: string }) => e.code === 'OUT_OF_MEMORY');
+      arena.reset();
+      assert.equal(arena.alloc(8), p1);
+      assert.throws(() => rt.alloc(16 << 20), (e: Error & { code?: string }) => e.code === 'OUT_OF_MEMORY' && /16777216 bytes/.test(e.message));
+    } finally {
+      await rt.close();
+    }
+  });
+});
