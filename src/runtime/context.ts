@@ -57,8 +57,9 @@ export class Context {
     if (!(this.nCtx > 0)) throw new ContextError('BAD_ARGUMENT', `context size must be positive, got ${opts.nCtx}`);
     const weightDevice = model.placements.values().next().value?.device;
     const devices = opts.devices ?? (weightDevice ? [weightDevice] : []);
-    // The KV cache lives where decode runs.
-    const kvDevice = opts.decodeDevice ?? devices[0]!;
+    // The KV cache lives where decode runs: the decode device, else the device holding the weights
+    // (an accelerator listed first for prefill must not pull the cache away from decode).
+    const kvDevice = opts.decodeDevice ?? weightDevice ?? devices[devices.length - 1]!;
     const eb = this.kvType === 'f16' ? 2 : 4;
     for (let il = 0; il < hp.nLayer; il++) {
       for (const [kind, width] of [['k', hp.nHeadKv * hp.headDimK], ['v', hp.nHeadKv * hp.headDimV]] as const) {

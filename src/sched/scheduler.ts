@@ -67,7 +67,10 @@ export class Scheduler {
       const st = g.tensors[s]!;
       if (st.role === 'state') {
         const leaf = this.opts.leaves.get(st);
-        if (leaf) return leaf.device;
+        if (leaf) {
+          if (!leaf.device.supportsOp(t, g)) throw new Error(`${t.op} (${t.name}) must run where ${st.name} lives, but device ${leaf.device.name} does not support it`);
+          return leaf.device;
+        }
       }
     }
     const f = this.opts.forceDevice;
