@@ -124,7 +124,7 @@ function getStringArray(meta: Map<string, unknown>, key: string): string[] | und
   throw new TokenizerError('E_TOKENIZER_META', `metadata ${key}: expected a string array`);
 }
 
-interface PreInfo {
+export interface PreInfo {
   pre: string; // canonical pre-tokenizer type used by bpe-pretokenize
   ignoreMerges?: boolean;
   addBos?: boolean;
@@ -132,7 +132,7 @@ interface PreInfo {
 }
 
 /** tokenizer.ggml.pre -> llama.cpp pre-tokenizer type and its vocab flag overrides. */
-function bpePreInfo(pre: string): PreInfo {
+export function bpePreInfo(pre: string): PreInfo {
   switch (pre) {
     case '':
     case 'default':

@@ -29,3 +29,17 @@ test('known splits', () => {
   // byte-level encoding: space -> Ġ, newline -> Ċ
   assert.deepEqual(preTokenize(' a\n', PRE_REGEXES.gpt2!, true), ['Ġa', 'Ċ']);
 });
+
+test('every supported tokenizer.ggml.pre has a regex list; unknown ones are refused', async () => {
+  const { bpePreInfo } = await import('../../src/tokenizer/vocab.js');
+  const names = ['default', 'gpt-2', 'llama3', 'llama-bpe', 'qwen2', 'deepseek-llm', 'deepseek-coder', 'falcon', 'starcoder',
+    'refact', 'mpt', 'command-r', 'smollm', 'phi-2', 'olmo', 'stablelm2', 'dbrx', 'smaug-bpe', 'poro-chat', 'viking',
+    'tekken', 'gpt-4o', 'llama4', 'chameleon', 'deepseek-v3', 'bloom', 'jais', 'exaone', 'seed-coder', 'superbpe'];
+  for (const n of names) {
+    const info = bpePreInfo(n);
+    assert.ok(PRE_REGEXES[info.pre], `${n} -> ${info.pre}`);
+    for (const re of PRE_REGEXES[info.pre]!) assert.equal(preTokenize('Hello, wörld 12345 日本 🦙\n', [re], false).join(''), 'Hello, wörld 12345 日本 🦙\n');
+  }
+  assert.equal(bpePreInfo('llama-bpe').ignoreMerges, true);
+  assert.throws(() => bpePreInfo('no-such-pre'), /unknown pre-tokenizer/);
+});
