@@ -46,6 +46,14 @@ export const PRE_REGEXES: Record<string, string[]> = {
     '[\\p{P}!-/:-@\\[-`{-~]', GPT2_RE,
   ],
   superbpe: ['\\p{N}+', '(?=(\\d{3})+(?!\\d))'],
+  // llama.cpp's adaptation of the \p{Lu}/\p{Ll} classes: on collapsed text every non-ASCII letter is both
+  // upper and lower case (as in llama.cpp)
+  tekken: [
+    '[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+',
+  ],
+  gpt4o: [
+    "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+  ],
   'seed-coder': [
     "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1}| ?[^\\s\\p{L}\\p{N}\\r\\n]+|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
   ],
@@ -244,17 +252,18 @@ interface CompiledRegex {
 
 const compiledCache = new Map<string, CompiledRegex>();
 
-function compile(src: string): CompiledRegex {
-  let c = compiledCache.get(src);
+function compile(src: string, forceRegex = false): CompiledRegex {
+  const key = forceRegex ? `regex:${src}` : src;
+  let c = compiledCache.get(key);
   if (c) return c;
-  if (src === GPT2_RE) c = { custom: 'gpt2' };
-  else if (src === LLAMA3_RE || src === LLAMA3_RE_ORIG) c = { custom: 'llama3' };
+  if (!forceRegex && src === GPT2_RE) c = { custom: 'gpt2' };
+  else if (!forceRegex && (src === LLAMA3_RE || src === LLAMA3_RE_ORIG)) c = { custom: 'llama3' };
   else if (Object.keys(UCAT).some((k) => src.includes(k))) {
     c = { collapsed: true, re: new RegExp(asciiSpaces(collapseRegex(src)), 'g') };
   } else {
     c = { collapsed: false, re: new RegExp(asciiSpaces(src), 'gu') };
   }
-  compiledCache.set(src, c);
+  compiledCache.set(key, c);
   return c;
 }
 
@@ -297,7 +306,7 @@ function splitRegex(re: RegExp, text: string, unitToCpt: ((u: number) => number)
 }
 
 /** Split `text` into pre-tokens (each returned byte-level encoded, ready for BPE merges). */
-export function preTokenize(text: string, regexes: string[], byteLevel = true): string[] {
+export function preTokenize(text: string, regexes: string[], byteLevel = true, opts: { forceRegex?: boolean } = {}): string[] {
   const cpts = codepoints(text);
   let offsets: Offsets = [cpts.length];
   let collapsedText: string | null = null;
@@ -306,7 +315,7 @@ export function preTokenize(text: string, regexes: string[], byteLevel = true): 
   let unitToCptTable: Int32Array | null = null;
 
   for (const src of regexes) {
-    const c = compile(src);
+    const c = compile(src, opts.forceRegex);
     if (c.custom === 'gpt2') { offsets = splitGpt2(cpts, offsets); continue; }
     if (c.custom === 'llama3') { offsets = splitLlama3(cpts, offsets); continue; }
     if (c.collapsed) {

@@ -8,6 +8,11 @@ import { wpmTokenize } from './wpm.js';
 
 export { StreamingDetokenizer } from './detokenize.js';
 export { TokenizerError, loadVocab, type GgufMetadataSource, type Vocab } from './vocab.js';
+export {
+  ChatFormatter, ChatTemplateError, renderJinja, renderBuiltin, detectBuiltin, builtinByName, BUILTIN_TEMPLATES,
+  type ChatMessage, type RenderOptions, type BuiltinTemplate,
+} from './chat-template.js';
+export { convertHfTokenizer, detectPre, type ConvertOptions, type ConvertResult } from './convert-hf.js';
 
 export interface TokenizeOptions {
   /** add BOS/EOS (SEP/CLS for WPM) as the metadata says */

@@ -49,7 +49,7 @@ export interface Vocab {
   readonly tokenToId: Map<string, number>;
   /** BPE merges: key `${first.length}:${first}${second}` -> rank */
   readonly bpeRanks: Map<string, number>;
-  readonly maxTokenLen: number; // in UTF-8 bytes
+  readonly maxTokenLen: number; // longest token in UTF-8 bytes (computed for WPM, which needs it; 0 otherwise)
   bos: number | null;
   eos: number | null;
   eot: number | null;
@@ -124,7 +124,7 @@ function getStringArray(meta: Map<string, unknown>, key: string): string[] | und
   throw new TokenizerError('E_TOKENIZER_META', `metadata ${key}: expected a string array`);
 }
 
-interface PreInfo {
+export interface PreInfo {
   pre: string; // canonical pre-tokenizer type used by bpe-pretokenize
   ignoreMerges?: boolean;
   addBos?: boolean;
@@ -132,7 +132,7 @@ interface PreInfo {
 }
 
 /** tokenizer.ggml.pre -> llama.cpp pre-tokenizer type and its vocab flag overrides. */
-function bpePreInfo(pre: string): PreInfo {
+export function bpePreInfo(pre: string): PreInfo {
   switch (pre) {
     case '':
     case 'default':
@@ -270,8 +270,10 @@ export function loadVocab(file: GgufMetadataSource): Vocab {
     if (w.length === 0) w = `[EMPTY_${i}]`;
     texts[i] = w;
     tokenToId.set(w, i); // a later duplicate wins, as std::map operator[] did
-    const bl = utf8.encode(w).length;
-    if (bl > maxTokenLen) maxTokenLen = bl;
+    if (type === 'wpm') {
+      const bl = utf8.encode(w).length;
+      if (bl > maxTokenLen) maxTokenLen = bl;
+    }
     scores[i] = rawScores ? rawScores[i]! : 0;
     attrs[i] = types ? typeToAttr(types[i]!) : ATTR_NORMAL;
   }
@@ -309,8 +311,20 @@ export function loadVocab(file: GgufMetadataSource): Vocab {
   const forceControl = (id: number): void => {
     attrs[id] = attrs[id]! | ATTR_CONTROL;
   };
-  // llama.cpp iterates its std::map (sorted by text bytes); the first match wins
-  const sortedEntries = [...tokenToId.entries()].sort((a, b) => compareUtf8(a[0], b[0]));
+  // llama.cpp iterates its std::map (sorted by text bytes); the first match wins. Only tokens whose text is one of
+  // the looked-for strings (or contains "unused") matter, so only those are collected and sorted.
+  const wanted = new Set<string>([...EOT_TEXTS, ...EOG_TEXTS, '<|eom_id|>', ...Object.values(FIM_TEXTS).flat(),
+    '<|channel|>', '<|message|>', '<|start|>', '<|constrain|>']);
+  const sortedEntries: [string, number][] = [];
+  for (const t of wanted) {
+    const id = tokenToId.get(t);
+    if (id !== undefined) sortedEntries.push([t, id]);
+  }
+  for (let i = 0; i < n; i++) {
+    const t = texts[i]!;
+    if (t.includes('unused') && !wanted.has(t) && tokenToId.get(t) === i) sortedEntries.push([t, i]);
+  }
+  sortedEntries.sort((a, b) => compareUtf8(a[0], b[0]));
   for (const [text, id] of sortedEntries) {
     if (ids.eot === null && EOT_TEXTS.has(text)) { ids.eot = id; forceControl(id); }
     if (ids.eom === null && text === '<|eom_id|>') { ids.eom = id; forceControl(id); }

@@ -42,3 +42,21 @@ for (const name of TRIPLES) {
     assert.equal(checked, 46, `round-tripped only ${checked} inputs`);
   });
 }
+
+// vocab files upstream keeps without vectors: they must load, and round-trip text through tokenize/detokenize
+for (const [name, kind, pre] of [['baichuan', 'spm', 'default'], ['gpt-neox', 'bpe', 'default']] as const) {
+  test(`vocab ${name}: loads (${kind}, pre ${pre}) and round-trips`, () => {
+    const tok = tokenizerFromGguf(openGguf(fixturePath('vocab', `ggml-vocab-${name}.gguf`)));
+    assert.equal(tok.vocab.type, kind);
+    assert.equal(tok.vocab.pre, pre);
+    const { inputs } = readVectors('ggml-vocab-llama-spm.gguf');
+    const enc = new TextEncoder();
+    const dec = new TextDecoder();
+    for (const text of inputs) {
+      const ids = tok.tokenize(text);
+      for (const id of ids) assert.ok(id >= 0 && id < tok.nVocab);
+      const want = tok.vocab.cleanSpaces ? dec.decode(cleanSpaces(enc.encode(text))) : text;
+      assert.equal(tok.detokenize(ids), want, JSON.stringify(text));
+    }
+  });
+}

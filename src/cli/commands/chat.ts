@@ -187,7 +187,7 @@ export class ChatSession {
         const nLeft = this.cached.length - nKeep;
         const nDiscard = Math.max(1, Math.floor(nLeft / 2));
         const kept = [...this.cached.slice(0, nKeep), ...this.cached.slice(nKeep + nDiscard)];
-        this.notice(`context full: shifted the context, kept ${nKeep} system-prompt token(s), discarded ${nDiscard} token(s)`);
+        this.notice(`context full: shifted the context, kept the first ${nKeep} token(s) (BOS and system prompt), discarded ${nDiscard} token(s)`);
         this.engine.truncate(nKeep);
         await this.engine.evaluate([...kept.slice(nKeep), id]);
         this.cached = [...kept, id];
