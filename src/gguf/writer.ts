@@ -86,6 +86,12 @@ function writeItem(o: Out, type: GgufWriteItemType, v: unknown, itemType?: GgufW
       const inner = v as { itemType: GgufWriteItemType; value: ArrayLike<unknown> };
       const it = itemType ?? inner.itemType;
       const arr = itemType ? (v as ArrayLike<unknown>) : inner.value;
+      if (it === 'array') {
+        o.u32(TYPE_ID.array);
+        o.count(arr.length);
+        for (let i = 0; i < arr.length; i++) writeItem(o, 'array', arr[i]);
+        return;
+      }
       o.u32(TYPE_ID[it]);
       o.count(arr.length);
       for (let i = 0; i < arr.length; i++) writeItem(o, it, arr[i]);
