@@ -25,6 +25,9 @@
 // ---------------------------------------------------------------------------------------------
 // f16 <-> f32
 
+// weight rows per cache tile in the matmul kernels
+const ROW_TILE = 8;
+
 @inline function h2f(h: u32): f32 {
   const m = (h & 0x7fff) << 13;
   let b = reinterpret<u32>(reinterpret<f32>(m) * reinterpret<f32>(0x77800000));
@@ -200,9 +203,9 @@ export function quantize_q8_K(r0: i32, r1: i32, x: usize, xs: usize, y: usize, y
 // w: weight rows (ws bytes apart), a: quantized activations (as bytes apart), y: f32 (ys bytes per token)
 // nb: blocks per row
 
-// Q8_0 activation side table ("aux"), per activation row: f32 d[nb] (the f16 scale widened) then i32
-// sum[nb] (sum of the block's quants), so the legacy kernels need no f16 conversion of activation scales
-// and can fold a weight offset (Q4_0's -8, Q5_0's -16) out of the inner loop as offset * sum.
+// Q8_0 activation side table ("aux"), per activation row (20*nb bytes): f32 d[nb] (the f16 scale widened),
+// then per block an i32x4 (8*sum(q), 0, 0, 0), so the kernels convert no activation scales and fold Q4_0's
+// -8 offset out of the inner loop (one vector subtract per block instead of an offset per value).
 export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: usize, nb: i32): void {
   for (let r = r0; r < r1; r++) {
     let ap = a + <usize>r * as;
@@ -211,10 +214,17 @@ export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
       store<f32>(xp + (b << 2), h2f(load<u16>(ap)));
       const q0 = v128.load(ap, 2), q1 = v128.load(ap, 18);
       const s16 = i16x8.add(i16x8.extadd_pairwise_i8x16_s(q0), i16x8.extadd_pairwise_i8x16_s(q1));
-      store<i32>(xp + (<usize>nb << 2) + (b << 2), hsum_i32x4(i32x4.extadd_pairwise_i16x8_s(s16)));
+      v128.store(xp + (<usize>nb << 2) + (b << 4), i32x4.replace_lane(i32x4.splat(0), 0, hsum_i32x4(i32x4.extadd_pairwise_i16x8_s(s16)) << 3));
       ap += 34;
     }
   }
+}
+
+// 32 nibbles (low or high halves of 4 u16-widened byte vectors) . 32 int8 at a
+@inline function dot32_u16(x0: v128, x1: v128, x2: v128, x3: v128, a: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(x0, v128.load8x8_s(a)), i32x4.dot_i16x8_s(x1, v128.load8x8_s(a, 8))),
+    i32x4.add(i32x4.dot_i16x8_s(x2, v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(x3, v128.load8x8_s(a, 24))));
 }
 
 // four i32x4 partial sums -> one i32x4 of their horizontal sums
@@ -241,30 +251,26 @@ export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
     i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(v0, 4), v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(i16x8.shr_u(v1, 4), v128.load8x8_s(a, 24))));
 }
 
-// sum_b d_w[b]*d_a[b]*(sum_j qw[j]*qa[j] - 8*sum_j qa[j]), four blocks at a time
+// sum_b d_w[b]*d_a[b]*(sum_j qw[j]*qa[j] - 8*sum_j qa[j]), one block per iteration (see dot_q4_0x4)
 @inline function dot_q4_0(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
-  const as = ax + (<usize>nb << 2);
-  let b = 0;
-  for (; b + 4 <= nb; b += 4) {
-    const d = f32x4.mul(h2f_4(w, 18), v128.load(ax + (<usize>b << 2)));
-    let s = hsum4_i32(q4_block(w + 2, a + 2), q4_block(w + 20, a + 36), q4_block(w + 38, a + 70), q4_block(w + 56, a + 104));
-    s = i32x4.sub(s, i32x4.shl(v128.load(as + (<usize>b << 2)), 3));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
-    w += 72; a += 136;
+  let cp = ax + (<usize>nb << 2), dp = ax;
+  const we = w + <usize>nb * 18;
+  while (w < we) {
+    const p = i32x4.sub(q4_block(w + 2, a + 2), v128.load(cp));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(h2f(load<u16>(w)) * load<f32>(dp))));
+    w += 18; a += 34; cp += 16; dp += 4;
   }
-  let r = hsum_f32x4(acc);
-  for (; b < nb; b++) {
-    const s = hsum_i32x4(q4_block(w + 2, a + 2)) - (load<i32>(as + (<usize>b << 2)) << 3);
-    r += h2f(load<u16>(w)) * load<f32>(ax + (<usize>b << 2)) * <f32>s;
-    w += 18; a += 34;
-  }
-  return r;
+  return hsum_f32x4(acc);
 }
 export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_0(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_0(w + <usize>r * ws, at, ax + <usize>t * axs, nb));
+    }
   }
 }
 
@@ -283,22 +289,35 @@ export function repack_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, nb: i32): v
     }
   }
 }
+// One block per loop iteration: TurboFan hoists every load of a straight-line body to its top, so
+// unrolled bodies keep ~24 vectors live and spill; a short loop body does not. The block sums stay exact
+// integers per lane (the -8 offset is subtracted in lane 0); only the float summation order differs.
 @inline function dot_q4_0x4(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
-  const as = ax + (<usize>nb << 2);
+  let cp = ax + (<usize>nb << 2);
+  const m = i16x8.splat(0x0f);
   for (let b = 0; b < nb; b += 4) {
-    const d = f32x4.mul(h2f4(v128.load16x4_u(w)), v128.load(ax + (<usize>b << 2)));
-    let s = hsum4_i32(q4_block(w + 8, a + 2), q4_block(w + 24, a + 36), q4_block(w + 40, a + 70), q4_block(w + 56, a + 104));
-    s = i32x4.sub(s, i32x4.shl(v128.load(as + (<usize>b << 2)), 3));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
+    let dv = f32x4.mul(h2f4(v128.load16x4_u(w)), v128.load(ax + (<usize>b << 2)));
+    let q = w + 8, ap = a + 2;
+    const qe = q + 64;
+    while (q < qe) {
+      const u0 = v128.load8x8_u(q), u1 = v128.load8x8_u(q, 8);
+      const p = i32x4.sub(dot32_u16(v128.and(u0, m), v128.and(u1, m), i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), ap), v128.load(cp));
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
+      dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
+      q += 16; ap += 34; cp += 16;
+    }
     w += 72; a += 136;
   }
   return hsum_f32x4(acc);
 }
 export function mm_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_0x4(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_0x4(w + <usize>r * ws, at, xt, nb));
+    }
   }
 }
 
@@ -320,9 +339,13 @@ export function mm_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: u
   return hsum_f32x4(acc) + accm;
 }
 export function mm_q4_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_1(wr, a + <usize>t * as, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_1(w + <usize>r * ws, at, nb));
+    }
   }
 }
 
@@ -357,9 +380,13 @@ export function mm_q4_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return hsum_f32x4(acc);
 }
 export function mm_q5_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q5_0(wr, a + <usize>t * as, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q5_0(w + <usize>r * ws, at, nb));
+    }
   }
 }
 
@@ -382,9 +409,13 @@ export function mm_q5_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return hsum_f32x4(acc) + accm;
 }
 export function mm_q5_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q5_1(wr, a + <usize>t * as, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q5_1(w + <usize>r * ws, at, nb));
+    }
   }
 }
 
@@ -397,10 +428,13 @@ export function mm_q5_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   let acc = f32x4.splat(0);
   let b = 0;
   for (; b + 4 <= nb; b += 4) {
-    const d = f32x4.mul(h2f_4(w, 34), v128.load(ax + (<usize>b << 2)));
-    const s = hsum4_i32(q8_block(w + 2, a + 2), q8_block(w + 36, a + 36), q8_block(w + 70, a + 70), q8_block(w + 104, a + 104));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
-    w += 136; a += 136;
+    let dv = f32x4.mul(h2f_4(w, 34), v128.load(ax + (<usize>b << 2)));
+    const we = w + 136;
+    while (w < we) {
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(q8_block(w + 2, a + 2)), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
+      dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
+      w += 34; a += 34;
+    }
   }
   let r = hsum_f32x4(acc);
   for (; b < nb; b++) {
@@ -410,9 +444,13 @@ export function mm_q5_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return r;
 }
 export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q8_0(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q8_0(w + <usize>r * ws, at, ax + <usize>t * axs, nb));
+    }
   }
 }
 
@@ -439,13 +477,6 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   const od = i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
   return hsum_i32x4(i32x4.dot_i16x8_s(i16x8.add(ev, od), i16x8.extend_high_i8x16_u(smv)));
 }
-// 32 nibbles (low or high halves of 4 u16-widened byte vectors) . 32 int8 at a
-@inline function dot32_u16(x0: v128, x1: v128, x2: v128, x3: v128, a: usize): v128 {
-  return i32x4.add(
-    i32x4.add(i32x4.dot_i16x8_s(x0, v128.load8x8_s(a)), i32x4.dot_i16x8_s(x1, v128.load8x8_s(a, 8))),
-    i32x4.add(i32x4.dot_i16x8_s(x2, v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(x3, v128.load8x8_s(a, 24))));
-}
-
 @inline function dot_q4_K(w: usize, a: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
   let accm: f32 = 0;
@@ -478,9 +509,13 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return hsum_f32x4(acc) - accm;
 }
 export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_K(wr, a + <usize>t * as, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, nb));
+    }
   }
 }
 
@@ -519,9 +554,13 @@ export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return hsum_f32x4(acc) - accm;
 }
 export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q5_K(wr, a + <usize>t * as, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q5_K(w + <usize>r * ws, at, nb));
+    }
   }
 }
 
@@ -565,9 +604,13 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return hsum_f32x4(acc);
 }
 export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q6_K(wr, a + <usize>t * as, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q6_K(w + <usize>r * ws, at, nb));
+    }
   }
 }
 
@@ -601,9 +644,13 @@ export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return acc;
 }
 export function mm_q2_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q2_K(wr, a + <usize>t * as, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q2_K(w + <usize>r * ws, at, nb));
+    }
   }
 }
 
@@ -645,9 +692,13 @@ export function mm_q2_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return acc;
 }
 export function mm_q3_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q3_K(wr, a + <usize>t * as, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q3_K(w + <usize>r * ws, at, nb));
+    }
   }
 }
 
@@ -665,9 +716,13 @@ export function mm_q3_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return s;
 }
 export function mm_f32(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, n: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_f32(wr, a + <usize>t * as, n));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_f32(w + <usize>r * ws, at, n));
+    }
   }
 }
 // F16 weights x f32 activations (already rounded through f16 by round_f16 as ggml does), n values
@@ -685,9 +740,13 @@ export function mm_f32(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usiz
   return s;
 }
 export function mm_f16(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, n: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_f16(wr, a + <usize>t * as, n));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_f16(w + <usize>r * ws, at, n));
+    }
   }
 }
 

@@ -380,7 +380,7 @@ class Runtime implements CpuRuntime {
   }
   reserve(maxTokens: number, maxCols: number, maxRopeDims = 0): void {
     this.ensureScratch(maxTokens * activationRowBytes(GgmlType.Q8_1, alignUp(maxCols, 256)) * 1.2);
-    this.ensureAux(maxTokens * (alignUp(maxCols, 32) / 32) * 8);
+    this.ensureAux(maxTokens * (alignUp(maxCols, 32) / 32) * 20);
     if (maxRopeDims) this.ensureRopeTable(maxTokens * maxRopeDims);
   }
 
@@ -465,10 +465,10 @@ class Runtime implements CpuRuntime {
     const nb = cols / k.block;
     let ax = 0;
     if (k.aux) {
-      ax = this.ensureAux(nTokens * nb * 8);
-      this.dispatch(KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 8, nb);
+      ax = this.ensureAux(nTokens * nb * 20);
+      this.dispatch(KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 20, nb);
     }
-    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, rows * 4, nb, ax, nb * 8);
+    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, rows * 4, nb, ax, nb * 20);
   }
 
   repackWeights(wtype: number, w: number, rows: number, cols: number): number {
