@@ -702,6 +702,101 @@ export function mm_q3_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   }
 }
 
+// IQ4_NL (f16 d, 16 B of 4-bit indices into a fixed int8 table) x Q8_0 (with the aux table for d)
+@inline function kvalues_iq4nl(): v128 {
+  return i8x16(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+}
+@inline function dot_iq4_nl(w: usize, a: usize, ax: usize, nb: i32): f32 {
+  let acc = f32x4.splat(0);
+  const m4 = i8x16.splat(0x0f), kv = kvalues_iq4nl();
+  let dp = ax;
+  const we = w + <usize>nb * 18;
+  while (w < we) {
+    const q = v128.load(w, 2);
+    const lo = i8x16.swizzle(kv, v128.and(q, m4)), hi = i8x16.swizzle(kv, v128.and(i16x8.shr_u(q, 4), m4));
+    const p = i32x4.add(dot_s8s8(lo, v128.load(a, 2)), dot_s8s8(hi, v128.load(a, 18)));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(h2f(load<u16>(w)) * load<f32>(dp))));
+    w += 18; a += 34; dp += 4;
+  }
+  return hsum_f32x4(acc);
+}
+export function mm_iq4_nl(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_iq4_nl(w + <usize>r * ws, at, xt, nb));
+    }
+  }
+}
+
+// IQ4_XS (136 B / 256: f16 d, u16 scales_h, u8 scales_l[4], qs[128]) x Q8_K; 6-bit sub-block scales - 32
+@inline function dot_iq4_xs(w: usize, a: usize, nb: i32): f32 {
+  let acc: f32 = 0;
+  const m4 = i8x16.splat(0x0f), kv = kvalues_iq4nl();
+  const end = w + <usize>nb * 136;
+  while (w < end) {
+    const d = h2f(load<u16>(w)) * load<f32>(a);
+    const sh = <u32>load<u16>(w, 2);
+    const sl = load<u32>(w, 4);
+    let isum = 0;
+    let q = w + 8, q8 = a + 4;
+    for (let ib: u32 = 0; ib < 8; ib++) {
+      const ls = <i32>(((sl >> (4 * ib)) & 0xf) | (((sh >> (2 * ib)) & 3) << 4)) - 32;
+      const v = v128.load(q);
+      const lo = i8x16.swizzle(kv, v128.and(v, m4)), hi = i8x16.swizzle(kv, v128.and(i16x8.shr_u(v, 4), m4));
+      isum += ls * hsum_i32x4(i32x4.add(dot_s8s8(lo, v128.load(q8)), dot_s8s8(hi, v128.load(q8, 16))));
+      q += 16; q8 += 32;
+    }
+    acc += d * <f32>isum;
+    w += 136; a += 292;
+  }
+  return acc;
+}
+export function mm_iq4_xs(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_iq4_xs(w + <usize>r * ws, at, nb));
+    }
+  }
+}
+
+// BF16 weights x f32 activations already rounded through bf16 (round_bf16), n values
+@inline function dot_bf16(w: usize, a: usize, n: i32): f32 {
+  let s0 = f32x4.splat(0), s1 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const h = v128.load(w + (<usize>i << 1));
+    const o = <usize>i << 2;
+    s0 = f32x4.add(s0, f32x4.mul(i32x4.shl(i32x4.extend_low_i16x8_u(h), 16), v128.load(a + o)));
+    s1 = f32x4.add(s1, f32x4.mul(i32x4.shl(i32x4.extend_high_i16x8_u(h), 16), v128.load(a + o, 16)));
+  }
+  let s = hsum_f32x4(f32x4.add(s0, s1));
+  for (; i < n; i++) s += reinterpret<f32>(<u32>load<u16>(w + (<usize>i << 1)) << 16) * load<f32>(a + (<usize>i << 2));
+  return s;
+}
+export function mm_bf16(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, n: i32): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_bf16(w + <usize>r * ws, at, n));
+    }
+  }
+}
+// y = f32(bf16(x)) with round to nearest even (NaN kept quiet), as ggml's f32 -> bf16
+export function round_bf16(i0: i32, i1: i32, x: usize, y: usize): void {
+  for (let i = i0; i < i1; i++) {
+    const u = load<u32>(x + (<usize>i << 2));
+    let h: u32;
+    if ((u & 0x7fffffff) > 0x7f800000) h = ((u >> 16) | 64) & 0xffff;
+    else h = (u + 0x7fff + ((u >> 16) & 1)) >> 16;
+    store<u32>(y + (<usize>i << 2), h << 16);
+  }
+}
+
 // F32 x F32, n values
 @inline function dot_f32(w: usize, a: usize, n: i32): f32 {
   let s0 = f32x4.splat(0), s1 = f32x4.splat(0);

@@ -52,10 +52,11 @@ export const CpuLayout = {
 /** Activation type the kernels take for a weight type (as ggml's vec_dot_type; F16 -> f32 rounded through f16). */
 export function activationTypeFor(wtype: number): number {
   switch (wtype) {
-    case GgmlType.Q4_0: case GgmlType.Q5_0: case GgmlType.Q8_0: case CpuLayout.Q4_0x4: return GgmlType.Q8_0;
+    case GgmlType.Q4_0: case GgmlType.Q5_0: case GgmlType.Q8_0: case GgmlType.IQ4_NL: case CpuLayout.Q4_0x4: return GgmlType.Q8_0;
     case GgmlType.Q4_1: case GgmlType.Q5_1: return GgmlType.Q8_1;
-    case GgmlType.Q2_K: case GgmlType.Q3_K: case GgmlType.Q4_K: case GgmlType.Q5_K: case GgmlType.Q6_K: return GgmlType.Q8_K;
+    case GgmlType.Q2_K: case GgmlType.Q3_K: case GgmlType.Q4_K: case GgmlType.Q5_K: case GgmlType.Q6_K: case GgmlType.IQ4_XS: return GgmlType.Q8_K;
     case GgmlType.F16: return GgmlType.F16;
+    case GgmlType.BF16: return GgmlType.BF16;
     case GgmlType.F32: return GgmlType.F32;
     default: throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cpu matmul does not support weight type ${ggmlTypeName(wtype)}`);
   }
@@ -67,7 +68,7 @@ export function activationRowBytes(vtype: number, cols: number): number {
     case GgmlType.Q8_0: return (cols / 32) * 34;
     case GgmlType.Q8_1: return (cols / 32) * 36;
     case GgmlType.Q8_K: return (cols / 256) * 292;
-    case GgmlType.F16: case GgmlType.F32: return cols * 4;
+    case GgmlType.F16: case GgmlType.BF16: case GgmlType.F32: return cols * 4;
     default: throw new CpuRuntimeError('UNSUPPORTED_TYPE', `no activation layout for ${ggmlTypeName(vtype)}`);
   }
 }
@@ -86,6 +87,9 @@ const WEIGHT_KERNELS: Record<number, WeightKernel> = {
   [GgmlType.Q5_K]: { name: 'mm_q5_K', block: 256, bytes: 176 },
   [GgmlType.Q6_K]: { name: 'mm_q6_K', block: 256, bytes: 210 },
   [GgmlType.F16]: { name: 'mm_f16', block: 1, bytes: 2 },
+  [GgmlType.BF16]: { name: 'mm_bf16', block: 1, bytes: 2 },
+  [GgmlType.IQ4_NL]: { name: 'mm_iq4_nl', block: 32, bytes: 18, aux: true },
+  [GgmlType.IQ4_XS]: { name: 'mm_iq4_xs', block: 256, bytes: 136 },
   [GgmlType.F32]: { name: 'mm_f32', block: 1, bytes: 4 },
 };
 export const MATMUL_TYPES: readonly number[] = Object.keys(WEIGHT_KERNELS).map(Number);
@@ -185,7 +189,7 @@ export interface CpuRuntime {
   /** run kernel `name` over [0, n) split in slices of multiples of `align` across the threads */
   run(name: KernelName, n: number, align: number, work: number, ...args: number[]): void;
 
-  /** quantize nRows rows of `cols` f32 (rows xStride bytes apart) to activation type vtype (Q8_0, Q8_1, Q8_K, F16 = f32 rounded through f16) */
+  /** quantize nRows rows of `cols` f32 (rows xStride bytes apart) to activation type vtype (Q8_0, Q8_1, Q8_K; F16 / BF16 = f32 rounded through f16 / bf16) */
   quantize(vtype: number, x: number, cols: number, nRows: number, y: number, xStride?: number): void;
   /** y[t][r] = dot(weight row r, activation row t), activations already in activationTypeFor(wtype) */
   matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number): void;
@@ -451,6 +455,10 @@ class Runtime implements CpuRuntime {
       case GgmlType.F16:
         if (xStride === cols * 4) return this.dispatch(KERNEL_INDEX.round_f16, cols * nRows, 16, work, x, y);
         for (let r = 0; r < nRows; r++) this.dispatch(KERNEL_INDEX.round_f16, cols, 16, cols * 4, x + r * xStride, y + r * ys);
+        return;
+      case GgmlType.BF16:
+        if (xStride === cols * 4) return this.dispatch(KERNEL_INDEX.round_bf16, cols * nRows, 16, work, x, y);
+        for (let r = 0; r < nRows; r++) this.dispatch(KERNEL_INDEX.round_bf16, cols, 16, cols * 4, x + r * xStride, y + r * ys);
         return;
       default:
         throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cannot quantize activations to ${ggmlTypeName(vtype)}`);

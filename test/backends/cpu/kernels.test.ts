@@ -36,7 +36,7 @@ function close(got: ArrayLike<number>, want: ArrayLike<number>, tol: (i: number)
 }
 
 const TYPES = [GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.Q2_K, GgmlType.Q3_K,
-  GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.F16, GgmlType.F32];
+  GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS, GgmlType.F16, GgmlType.BF16, GgmlType.F32];
 
 for (const threads of [1, 2]) {
   describe(`cpu kernels, ${threads} thread(s)`, () => {
