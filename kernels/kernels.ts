@@ -488,19 +488,19 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     const dmin = h2f(load<u16>(w, 2)) * ad;
     const smv = k4_scales(w + 4);
     accm += dmin * <f32>k4_summins(smv, a);
-    const s16 = i16x8.extend_low_i8x16_u(smv);
+    // sub-block scales as i32 pairs (lane 0: low nibbles' scale, lane 1: high nibbles'), rotated per step
+    let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let isum = i32x4.splat(0);
     let qs = w + 16, q8 = a + 4;
-    for (let j = 0; j < 4; j++) {
+    const qe = qs + 128;
+    while (qs < qe) {
       const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
       const lo = dot32_u16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
       const hi = dot32_u16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 32);
-      let sl: i32, sh: i32;
-      if (j == 0) { sl = i16x8.extract_lane_u(s16, 0); sh = i16x8.extract_lane_u(s16, 1); }
-      else if (j == 1) { sl = i16x8.extract_lane_u(s16, 2); sh = i16x8.extract_lane_u(s16, 3); }
-      else if (j == 2) { sl = i16x8.extract_lane_u(s16, 4); sh = i16x8.extract_lane_u(s16, 5); }
-      else { sl = i16x8.extract_lane_u(s16, 6); sh = i16x8.extract_lane_u(s16, 7); }
-      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.splat(sl)), i32x4.mul(hi, i32x4.splat(sh))));
+      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1))));
+      sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
+      sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
       qs += 32; q8 += 64;
     }
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
