@@ -564,39 +564,39 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   }
 }
 
+// 16 unsigned bytes . 16 int8 at a (activations widened by the load)
+@inline function dot16_u8(u: v128, a: usize): v128 {
+  return i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load8x8_s(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load8x8_s(a, 8)));
+}
 @inline function dot_q6_K(w: usize, a: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
-  const m4 = i16x8.splat(0x0f), m30 = i16x8.splat(0x30);
+  const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
   const end = w + <usize>nb * 210;
   while (w < end) {
     const d = h2f(load<u16>(w, 208)) * load<f32>(a);
-    const sc = w + 192;
     // -32 * sum_j sc[j] * bsums[j]
-    const scv = v128.load(sc);
-    const off = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(scv), v128.load(a, 260)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(scv), v128.load(a, 276)));
+    const scv = v128.load(w, 192);
+    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
+    const off = i32x4.add(i32x4.dot_i16x8_s(s16l, v128.load(a, 260)), i32x4.dot_i16x8_s(s16h, v128.load(a, 276)));
     let isum = i32x4.mul(off, i32x4.splat(-32));
-    let ql = w, qh = w + 128, q8 = a + 4, s = sc;
-    for (let n = 0; n < 2; n++) {
-      for (let l: usize = 0; l < 32; l += 16) {
-        let p1 = i32x4.splat(0), p2 = p1, p3 = p1, p4 = p1;
-        for (let k: usize = 0; k < 16; k += 8) {
-          const qa = v128.load8x8_u(ql + l + k), qb = v128.load8x8_u(ql + l + k, 32), h = v128.load8x8_u(qh + l + k);
-          const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30));
-          const x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
-          const x3 = v128.or(i16x8.shr_u(qa, 4), v128.and(h, m30));
-          const x4 = v128.or(i16x8.shr_u(qb, 4), v128.and(i16x8.shr_u(h, 2), m30));
-          const qp = q8 + l + k;
-          p1 = i32x4.add(p1, i32x4.dot_i16x8_s(x1, v128.load8x8_s(qp)));
-          p2 = i32x4.add(p2, i32x4.dot_i16x8_s(x2, v128.load8x8_s(qp, 32)));
-          p3 = i32x4.add(p3, i32x4.dot_i16x8_s(x3, v128.load8x8_s(qp, 64)));
-          p4 = i32x4.add(p4, i32x4.dot_i16x8_s(x4, v128.load8x8_s(qp, 96)));
-        }
-        const is = s + (l >> 4);
-        isum = i32x4.add(isum, i32x4.add(
-          i32x4.add(i32x4.mul(p1, i32x4.splat(<i32>load<i8>(is))), i32x4.mul(p2, i32x4.splat(<i32>load<i8>(is, 2)))),
-          i32x4.add(i32x4.mul(p3, i32x4.splat(<i32>load<i8>(is, 4))), i32x4.mul(p4, i32x4.splat(<i32>load<i8>(is, 6))))));
-      }
-      ql += 64; qh += 32; q8 += 128; s += 8;
+    // step k = (half n, l/16) uses scales 8n + l/16 + {0, 2, 4, 6}
+    const ev = i8x16.shuffle(s16l, s16h, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29);
+    const od = i8x16.shuffle(s16l, s16h, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+    let v0 = i32x4.extend_low_i16x8_s(ev), v1 = i32x4.extend_low_i16x8_s(od);
+    let v2 = i32x4.extend_high_i16x8_s(ev), v3 = i32x4.extend_high_i16x8_s(od);
+    let ql = w, qh = w + 128, q8 = a + 4;
+    for (let k = 0; k < 4; k++) {
+      const qa = v128.load(ql), qb = v128.load(ql, 32), h = v128.load(qh);
+      const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30));
+      const x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
+      const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30));
+      const x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
+      const p = hsum4_i32(dot16_u8(x1, q8), dot16_u8(x2, q8 + 32), dot16_u8(x3, q8 + 64), dot16_u8(x4, q8 + 96));
+      isum = i32x4.add(isum, i32x4.mul(p, v0));
+      const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
+      // k: 0 -> (ql 0, qh 0, q8 0), 1 -> (16, 16, 16), 2 -> (64, 32, 128), 3 -> (80, 48, 144)
+      const step: usize = (k & 1) ? 48 : 16;
+      ql += step; qh += (k & 1) ? 16 : 16; q8 += (k & 1) ? 112 : 16;
     }
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
     w += 210; a += 292;
