@@ -14,7 +14,13 @@ type Loader = () => Promise<Command>;
 
 // Lazy imports keep `gguf-edge --help` fast and let each command pull only what it needs.
 const commands: Record<string, Loader> = {
+  run: async () => (await import('./commands/run.js')).command,
   inspect: async () => (await import('./commands/inspect.js')).command,
+  tokenize: async () => (await import('./commands/tokenize.js')).command,
+  detokenize: async () => (await import('./commands/detokenize.js')).command,
+  'convert-tokenizer': async () => (await import('./commands/convert-tokenizer.js')).command,
+  re: async () => (await import('./commands/re.js')).command,
+  chat: async () => (await import('./commands/chat.js')).command,
 };
 
 export function registerCommand(name: string, loader: Loader): void {

@@ -149,6 +149,7 @@ function quantQ8_0(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: nu
   }
 }
 
+
 function quantQ8_1(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
   const nb = checkBlocks('Q8_1', n, QK);
   for (let i = 0; i < nb; i++, xo += QK, yo += Q8_1_BYTES) {

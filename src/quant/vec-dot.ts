@@ -307,7 +307,8 @@ function dotQ3_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
   return finishLanes(0);
 }
 
-function dotQ4_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+// ggml's generic C order (8 f32 lane sums), kept as the bit-exact oracle of ggml_vec_dot_*_generic.
+function dotQ4_KGeneric(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
   const nb = checkBlocks('Q4_K', n, QK_K);
   laneSums.fill(0);
   let sumf = 0;
@@ -330,6 +331,64 @@ function dotQ4_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
     sumf = f(sumf - f(f(readF16(w, wo + Q4K_DMIN) * yd) * sumi));
   }
   return finishLanes(sumf);
+}
+
+function dotQ6_KGeneric(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+  const nb = checkBlocks('Q6_K', n, QK_K);
+  laneSums.fill(0);
+  for (let i = 0; i < nb; i++, wo += Q6_K_BYTES, ao += Q8_K_BYTES) {
+    aux32.fill(0);
+    for (let half = 0; half < 2; half++) {
+      const ql = wo + Q6K_QL + 64 * half, qh = wo + Q6K_QH + 32 * half;
+      const q8 = ao + Q8K_QS + 128 * half;
+      const sc = wo + Q6K_SCALES + 8 * half;
+      // Quarter r (values 32r..32r+31 of this half): nibble from ql[l + 32*(r&1)] (low for
+      // r<2, high otherwise), top bits (qh[l] >> 2r) & 3; scale per 16 values.
+      for (let r = 0; r < 4; r++) {
+        const qlo = ql + 32 * (r & 1), nshift = r < 2 ? 0 : 4, hshift = 2 * r;
+        const s0 = (w[sc + 2 * r]! << 24) >> 24, s1 = (w[sc + 2 * r + 1]! << 24) >> 24;
+        const q8r = q8 + 32 * r;
+        for (let l = 0; l < 16; l++) {
+          const v = (((w[qlo + l]! >> nshift) & 0xf) | (((w[qh + l]! >> hshift) & 3) << 4)) - 32;
+          aux32[l & 7] += s0 * (v * ((a[q8r + l]! << 24) >> 24));
+        }
+        for (let l = 16; l < 32; l++) {
+          const v = (((w[qlo + l]! >> nshift) & 0xf) | (((w[qh + l]! >> hshift) & 3) << 4)) - 32;
+          aux32[l & 7] += s1 * (v * ((a[q8r + l]! << 24) >> 24));
+        }
+      }
+    }
+    addLanes(f(readF16(w, wo + Q6K_D) * q8kD(a, ao)));
+  }
+  return finishLanes(0);
+}
+
+// The order ggml's x86 kernels (AVX2/AVX-512 and the repacked GEMV/GEMM) use for K-quants: the
+// whole super-block's integer sum is exact, then one fused multiply-add by d (and by dmin for the
+// mins). Fewer roundings than the generic lanes, and what the parity fixtures were made with.
+function dotQ4_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+  const nb = checkBlocks('Q4_K', n, QK_K);
+  let acc = 0, accm = 0;
+  for (let i = 0; i < nb; i++, wo += Q4_K_BYTES, ao += Q8_K_BYTES) {
+    aux32.fill(0);
+    let sumi = 0; // sum over groups of min * (activation sum of the group)
+    for (let j = 0; j < 8; j++) {
+      const sm = scaleMinK4(j, w, wo + Q4K_SCALES);
+      const scale = sm & 0xff;
+      sumi += (sm >> 8) * (q8kBsum(a, ao, 2 * j) + q8kBsum(a, ao, 2 * j + 1));
+      const q = wo + Q4K_QS + 32 * (j >> 1);
+      const shift = 4 * (j & 1);
+      const q8 = ao + Q8K_QS + 32 * j;
+      for (let l = 0; l < 32; l++) {
+        aux32[l & 7] += scale * (((w[q + l]! >> shift) & 0xf) * ((a[q8 + l]! << 24) >> 24));
+      }
+    }
+    const yd = q8kD(a, ao);
+    const S = aux32[0]! + aux32[1]! + aux32[2]! + aux32[3]! + aux32[4]! + aux32[5]! + aux32[6]! + aux32[7]!;
+    acc = f(acc + f(readF16(w, wo + Q4K_D) * yd) * S);
+    accm = f(accm + f(readF16(w, wo + Q4K_DMIN) * yd) * sumi);
+  }
+  return f(acc - accm);
 }
 
 function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
@@ -360,7 +419,7 @@ function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
 
 function dotQ6_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
   const nb = checkBlocks('Q6_K', n, QK_K);
-  laneSums.fill(0);
+  let acc = 0;
   for (let i = 0; i < nb; i++, wo += Q6_K_BYTES, ao += Q8_K_BYTES) {
     aux32.fill(0);
     for (let half = 0; half < 2; half++) {
@@ -383,9 +442,10 @@ function dotQ6_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
         }
       }
     }
-    addLanes(f(readF16(w, wo + Q6K_D) * q8kD(a, ao)));
+    const S = aux32[0]! + aux32[1]! + aux32[2]! + aux32[3]! + aux32[4]! + aux32[5]! + aux32[6]! + aux32[7]!;
+    acc = f(acc + f(readF16(w, wo + Q6K_D) * q8kD(a, ao)) * S);
   }
-  return finishLanes(0);
+  return acc;
 }
 
 function dotIQ4_XS(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
@@ -440,6 +500,10 @@ export function vecDotFn(weightType: number): VecDotFn {
  * Dot product of one weight row (n values of `weightType` at w[wOffset]) with one activation
  * row already converted by quantizeActivations(vecDotType(weightType), ...) at a[aOffset].
  */
-export function vecDot(weightType: number, n: number, w: Uint8Array, wOffset: number, a: Uint8Array, aOffset: number): number {
+export function vecDot(weightType: number, n: number, w: Uint8Array, wOffset: number, a: Uint8Array, aOffset: number, flavor: 'x86' | 'generic' = 'x86'): number {
+  if (flavor === 'generic') {
+    if (weightType === GgmlType.Q4_K) return dotQ4_KGeneric(n, w, wOffset, a, aOffset);
+    if (weightType === GgmlType.Q6_K) return dotQ6_KGeneric(n, w, wOffset, a, aOffset);
+  }
   return vecDotFn(weightType)(n, w, wOffset, a, aOffset);
 }

@@ -64,6 +64,6 @@ test('vecDot is bit-exact with ggml generic vec_dot (no-FMA build)', () => {
     const vt = ggmlTypeName(vecDotType(t));
     const a = Buffer.from(ACT_X86[vt]!.act, 'hex');
     const want = f32FromBits(parseInt(bitsHex, 16));
-    assert.equal(vecDot(t, n, w, 0, a, 0), want, name);
+    assert.equal(vecDot(t, n, w, 0, a, 0, 'generic'), want, name);
   }
 });

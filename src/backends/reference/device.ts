@@ -1,0 +1,108 @@
+// The reference device: every op, in plain TypeScript, on host memory. Slow and obviously
+// correct: the oracle the cpu/webgpu/npu backends are compared with.
+
+import type { Backend, ComputeContext, Device, Placement } from '../backend.js';
+import { hostBufferType } from '../host-buffer.js';
+import type { Graph, TensorDesc } from '../../graph/graph.js';
+import { nElements } from '../../graph/graph.js';
+import * as k from './ops.js';
+
+const bufferType = hostBufferType('reference-host');
+
+function f32(p: Placement, n: number): Float32Array {
+  const v = p.buffer.hostView!(p.offset, p.nBytes);
+  return new Float32Array(v.buffer, v.byteOffset, n);
+}
+function i32(p: Placement, n: number): Int32Array {
+  const v = p.buffer.hostView!(p.offset, p.nBytes);
+  return new Int32Array(v.buffer, v.byteOffset, n);
+}
+function bytes(p: Placement): Uint8Array {
+  return p.buffer.hostView!(p.offset, p.nBytes);
+}
+/** ggml type id of a tensor's dtype ('f32' intermediates are read like F32 weights) */
+function typeId(t: TensorDesc): number {
+  return typeof t.dtype === 'number' ? t.dtype : t.dtype === 'f16' ? 1 : 0;
+}
+function cacheView(t: TensorDesc, p: Placement): Uint16Array | Float32Array {
+  const v = bytes(p);
+  return t.dtype === 'f16' ? new Uint16Array(v.buffer, v.byteOffset, v.byteLength >> 1) : new Float32Array(v.buffer, v.byteOffset, v.byteLength >> 2);
+}
+
+export function computeNode(g: Graph, t: TensorDesc, at: (id: number) => Placement): void {
+  const src = (i: number) => g.tensors[t.src[i]!]!;
+  const out = () => f32(at(t.id), nElements(t));
+  const inF32 = (i: number) => f32(at(t.src[i]!), nElements(src(i)));
+  switch (t.op) {
+    case 'get_rows': {
+      const w = src(0);
+      k.getRows(typeId(w), bytes(at(w.id)), w.shape[0]!, i32(at(t.src[1]!), src(1).shape[0]!), t.shape[1]!, out());
+      return;
+    }
+    case 'mul_mat': {
+      const w = src(0);
+      const x = src(1);
+      k.mulMat(typeId(w), bytes(at(w.id)), w.shape[0]!, w.shape[1] ?? 1, inF32(1), x.shape[1] ?? 1, out());
+      return;
+    }
+    case 'add': case 'mul':
+      k.binary(t.op, inF32(0), nElements(t), inF32(1), nElements(src(1)), out());
+      return;
+    case 'scale': k.scale(inF32(0), nElements(t), t.params.scale as number, out()); return;
+    case 'softcap': k.softcap(inF32(0), nElements(t), t.params.cap as number, out()); return;
+    case 'rms_norm': k.rmsNorm(inF32(0), nElements(t), t.params.rowLen as number, t.params.eps as number, out()); return;
+    case 'swiglu': k.swiglu(inF32(0), inF32(1), nElements(t), out()); return;
+    case 'geglu': k.geglu(inF32(0), inF32(1), nElements(t), out()); return;
+    case 'rope': {
+      const p = t.params;
+      const factors = t.src.length > 2 ? inF32(2) : null;
+      k.rope(inF32(0), t.shape[1]!, t.shape[0]!, i32(at(t.src[1]!), t.shape[1]!), p.headDim as number, p.nDims as number, !!p.neox, p.freqBase as number, p.freqScale as number, factors, out());
+      return;
+    }
+    case 'view_cols': {
+      const a = inF32(0);
+      const y = out();
+      const w = t.shape[0]!, rows = nElements(t) / w, srcW = src(0).shape[0]!, off = t.params.offset as number;
+      for (let r = 0; r < rows; r++) for (let i = 0; i < w; i++) y[r * w + i] = a[r * srcW + off + i]!;
+      return;
+    }
+    case 'kv_store': {
+      const cache = src(0);
+      const x = src(1);
+      k.kvStore(cacheView(cache, at(cache.id)), inF32(1), x.shape[0]!, x.shape[1]!, i32(at(t.src[2]!), x.shape[1]!));
+      return;
+    }
+    case 'attention': {
+      const q = src(0);
+      const kc = src(1), vc = src(2);
+      const posT = src(3);
+      const pos = i32(at(posT.id), posT.shape[0]!);
+      let maxPos = 0;
+      for (let i = 0; i < pos.length; i++) if (pos[i]! > maxPos) maxPos = pos[i]!;
+      k.attention(inF32(0), q.shape[1]!, pos, cacheView(kc, at(kc.id)), cacheView(vc, at(vc.id)), t.params as unknown as k.AttentionParams, out(), maxPos);
+      return;
+    }
+    case 'none': return;
+  }
+}
+
+export function referenceDevice(): Device {
+  const device: Device = {
+    name: 'reference',
+    kind: 'cpu',
+    description: 'plain TypeScript reference kernels (the numerics oracle)',
+    memory: () => ({ free: 0, total: 0 }),
+    bufferType: () => bufferType,
+    supportsOp: () => true,
+    prefersOp: () => true,
+    createBackend(): Backend {
+      return {
+        device,
+        compute(ctx: ComputeContext, nodes: readonly number[]) {
+          for (const id of nodes) computeNode(ctx.graph, ctx.graph.tensors[id]!, ctx.placement);
+        },
+      };
+    },
+  };
+  return device;
+}

