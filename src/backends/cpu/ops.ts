@@ -44,9 +44,10 @@ export const CTL_INTS = 16;
 export const CTL_ARGS_BYTE_OFFSET = CTL_INTS * 4;
 export const CTL_BYTES = CTL_ARGS_BYTE_OFFSET + MAX_ARGS * 8;
 
-/** The slice [r0, r1) of n for thread tid of `active`, slices being multiples of align. */
-export function sliceOf(n: number, active: number, align: number, tid: number): [number, number] {
-  const chunk = Math.ceil(n / active / align) * align;
-  const r0 = Math.min(n, tid * chunk);
-  return [r0, Math.min(n, r0 + chunk)];
+/** Thread tid of `active` computes [sliceStart, sliceEnd) of n, slices being multiples of align (no allocation). */
+export function sliceStart(n: number, active: number, align: number, tid: number): number {
+  return Math.min(n, tid * Math.ceil(n / active / align) * align);
+}
+export function sliceEnd(n: number, active: number, align: number, tid: number): number {
+  return Math.min(n, (tid + 1) * Math.ceil(n / active / align) * align);
 }

@@ -3,7 +3,7 @@
 // row-parallel ops. A backend calls it per op with tensor pointers; nothing here allocates per call
 // (scratch buffers grow once to the largest shape seen, or are reserved up front with `reserve`).
 import { GgmlType, ggmlTypeInfo, ggmlTypeName } from '../../gguf/ggml-types.js';
-import { CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_INDEX, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceOf, type KernelExports, type KernelFn, type KernelName } from './ops.js';
+import { CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_INDEX, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceEnd, sliceStart, type KernelExports, type KernelFn, type KernelName } from './ops.js';
 import { dequantizer } from '../../quant/index.js';
 import { compileKernels } from './wasm.js';
 import type { WorkerInit } from './worker-core.js';
@@ -344,9 +344,15 @@ class Runtime implements CpuRuntime {
   used(): number {
     return this.top;
   }
+  private heap32: Float32Array | null = null;
   private buffer(): ArrayBuffer | SharedArrayBuffer {
-    if (this.buf.byteLength !== this.memory.buffer.byteLength) this.buf = this.memory.buffer;
+    if (this.buf.byteLength !== this.memory.buffer.byteLength) { this.buf = this.memory.buffer; this.heap32 = null; }
     return this.buf;
+  }
+  /** a Float32Array over the whole memory, rebuilt only when the memory grew */
+  private heapF32(): Float32Array {
+    const b = this.buffer();
+    return (this.heap32 ??= new Float32Array(b));
   }
   f32(ptr: number, length: number): Float32Array {
     return new Float32Array(this.buffer(), ptr, length);
@@ -412,7 +418,7 @@ class Runtime implements CpuRuntime {
     Atomics.store(ctl, CTL.DONE, 0);
     Atomics.add(ctl, CTL.GEN, 1);
     Atomics.notify(ctl, CTL.GEN);
-    const [r0, r1] = sliceOf(n, T, align, 0);
+    const r0 = sliceStart(n, T, align, 0), r1 = sliceEnd(n, T, align, 0);
     let err: unknown = null;
     try {
       if (r0 < r1) fn(r0, r1, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
@@ -507,14 +513,15 @@ class Runtime implements CpuRuntime {
     const { nTokens, nHead, headDim, nDims } = r;
     if (nDims % 2 || nDims > headDim) throw new CpuRuntimeError('BAD_SHAPE', `rope over ${nDims} of ${headDim} dims`);
     const tab = this.ensureRopeTable(nTokens * nDims);
-    const t = this.f32(tab, nTokens * nDims);
+    const t = this.heapF32();
+    const tb = tab >> 2;
     const thetaScale = Math.fround(Math.pow(r.freqBase, -2 / nDims));
     const fs = Math.fround(r.freqScale ?? 1);
     const ms = Math.fround(r.mscale ?? 1);
     const ff = r.freqFactors;
     for (let i = 0; i < nTokens; i++) {
       let theta = Math.fround(r.positions[i]!);
-      const o = i * nDims;
+      const o = tb + i * nDims;
       for (let j = 0; j < nDims / 2; j++) {
         const th = Math.fround(fs * (ff ? Math.fround(theta / ff[j]!) : theta));
         t[o + 2 * j] = Math.fround(Math.cos(th)) * ms;
