@@ -999,48 +999,90 @@ export function scale(i0: i32, i1: i32, x: usize, y: usize, s: f32): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// attention of query rows over an f16 K/V cache (online softmax, fused score/softmax/weighted sum)
-// rows r = t * nHead + h for query token t (t in [0, nQ)) and head h. Query t sees kv positions
-// [0, kvBase + t + 1) (causal). q: f32, token t head h at q + t*qs + h*hd*4 (already scaled or not:
-// scores are multiplied by `scale`). K/V: position p, kv head g at k + p*kvs + g*hd*2. GQA: g = h / gqa.
-// out: f32, token t head h at o + t*os + h*hd*4.
+// f16 -> f32 for finite values (normal and subnormal): 4 ops per 4 values; inf/nan become large finite
+// values, acceptable for a KV cache (h2f4 is the exact version)
+@inline function h2f4_finite(h32: v128): v128 {
+  // (h << 16) >> 3 (arithmetic) puts exponent and mantissa in f32 position and copies the sign into bits
+  // 31..28; clearing bits 30..28 leaves sign | e<<23 | m<<13, then 2^112 rebiases the exponent
+  const b = v128.and(i32x4.shr_s(i32x4.shl(h32, 16), 3), i32x4.splat(0x8fffffff));
+  return f32x4.mul(b, f32x4.splat(reinterpret<f32>(0x77800000)));
+}
+// n f16 at src -> f32 at dst (n % 8 == 0 handled by vectors, the rest exactly)
+@inline function f16_row_to_f32(src: usize, dst: usize, n: i32): void {
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const hv = v128.load(src + (<usize>i << 1));
+    v128.store(dst + (<usize>i << 2), h2f4_finite(i32x4.extend_low_i16x8_u(hv)));
+    v128.store(dst + (<usize>i << 2), h2f4_finite(i32x4.extend_high_i16x8_u(hv)), 16);
+  }
+  for (; i < n; i++) store<f32>(dst + (<usize>i << 2), h2f(load<u16>(src + (<usize>i << 1))));
+}
+// y += p * x over n f32
+@inline function axpy(y: usize, x: usize, p: f32, n: i32): void {
+  const pv = f32x4.splat(p);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) { const o = <usize>i << 2; v128.store(y + o, f32x4.add(v128.load(y + o), f32x4.mul(v128.load(x + o), pv))); }
+  for (; i < n; i++) { const o = <usize>i << 2; store<f32>(y + o, load<f32>(y + o) + load<f32>(x + o) * p); }
+}
+
+// Attention of query rows over an f16 K/V cache: scores, online softmax and the weighted sum of V fused.
+// Work item r = t * nKvHead + g: the gqa query heads h = g*gqa .. g*gqa+gqa-1 of query token t, which share
+// kv head g, so each K and V row is widened to f32 once for all of them. Query t sees kv positions
+// [0, kvBase + t + 1) (causal). q: f32, token t head h at q + t*qs + h*hd*4; scores are q.k * scale.
+// K/V: position p, kv head g at k + p*kvs + g*hd*2. out: f32, token t head h at o + t*os + h*hd*4.
+// scr: per work item (hd + 4*gqa) f32 of scratch: the widened K or V row, then per head the running max,
+// the running sum and the current position's weight.
 export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usize, kvs: usize, o: usize, os: usize,
-  nHead: i32, hd: i32, gqa: i32, kvBase: i32, scale: f32): void {
+  nKvHead: i32, hd: i32, gqa: i32, kvBase: i32, scale: f32, scr: usize): void {
+  const scrStride = <usize>(hd + 4 * gqa) << 2;
+  const hb = <usize>hd << 2;
   for (let r = r0; r < r1; r++) {
-    const t = r / nHead, h = r - t * nHead;
-    const qp = q + <usize>t * qs + <usize>(h * hd) * 4;
-    const op = o + <usize>t * os + <usize>(h * hd) * 4;
-    const g = h / gqa;
+    const t = r / nKvHead, g = r - t * nKvHead;
+    const qg = q + <usize>t * qs + <usize>(g * gqa) * hb;
+    const og = o + <usize>t * os + <usize>(g * gqa) * hb;
     const kp0 = k + <usize>(g * hd) * 2, vp0 = v + <usize>(g * hd) * 2;
+    const row = scr + <usize>r * scrStride, st = row + hb;
     const nKv = kvBase + t + 1;
-    for (let i = 0; i < hd; i++) store<f32>(op + (<usize>i << 2), 0);
-    let m: f32 = -Infinity, s: f32 = 0;
-    for (let p = 0; p < nKv; p++) {
-      const sc = dot_f16(kp0 + <usize>p * kvs, qp, hd) * scale;
-      const vp = vp0 + <usize>p * kvs;
-      let pw: f32;
-      if (sc > m) {
-        const c = exp1(m - sc);
-        m = sc; s *= c; pw = 1;
-        const cv = f32x4.splat(c);
-        let i = 0;
-        for (; i + 4 <= hd; i += 4) { const oo = op + (<usize>i << 2); v128.store(oo, f32x4.mul(v128.load(oo), cv)); }
-        for (; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) * c); }
-      } else {
-        pw = exp1(sc - m);
-      }
-      s += pw;
-      const pv = f32x4.splat(pw);
-      let i = 0;
-      for (; i + 8 <= hd; i += 8) {
-        const hv = v128.load(vp + (<usize>i << 1));
-        const oo = op + (<usize>i << 2);
-        v128.store(oo, f32x4.add(v128.load(oo), f32x4.mul(h2f4(i32x4.extend_low_i16x8_u(hv)), pv)));
-        v128.store(oo, f32x4.add(v128.load(oo, 16), f32x4.mul(h2f4(i32x4.extend_high_i16x8_u(hv)), pv)), 16);
-      }
-      for (; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) + h2f(load<u16>(vp + (<usize>i << 1))) * pw); }
+    for (let j = 0; j < gqa; j++) {
+      const sp = st + (<usize>j << 4);
+      store<f32>(sp, -Infinity);
+      store<f32>(sp, 0, 4);
+      memory.fill(og + <usize>j * hb, 0, hb);
     }
-    const inv: f32 = s > 0 ? <f32>1 / s : 0;
-    for (let i = 0; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) * inv); }
+    for (let p = 0; p < nKv; p++) {
+      f16_row_to_f32(kp0 + <usize>p * kvs, row, hd);
+      for (let j = 0; j < gqa; j++) {
+        const sc = dot_f32(row, qg + <usize>j * hb, hd) * scale;
+        const sp = st + (<usize>j << 4);
+        const m = load<f32>(sp);
+        if (sc > m) {
+          // new maximum: rescale this head's sum and output
+          const c = exp1(m - sc);
+          store<f32>(sp, sc);
+          store<f32>(sp, load<f32>(sp, 4) * c + 1, 4);
+          store<f32>(sp, 1, 8);
+          const op = og + <usize>j * hb;
+          const cv = f32x4.splat(c);
+          let i = 0;
+          for (; i + 4 <= hd; i += 4) { const oo = op + (<usize>i << 2); v128.store(oo, f32x4.mul(v128.load(oo), cv)); }
+          for (; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) * c); }
+        } else {
+          const pw = exp1(sc - m);
+          store<f32>(sp, load<f32>(sp, 4) + pw, 4);
+          store<f32>(sp, pw, 8);
+        }
+      }
+      f16_row_to_f32(vp0 + <usize>p * kvs, row, hd);
+      for (let j = 0; j < gqa; j++) axpy(og + <usize>j * hb, row, load<f32>(st + (<usize>j << 4), 8), hd);
+    }
+    for (let j = 0; j < gqa; j++) {
+      const s = load<f32>(st + (<usize>j << 4), 4);
+      const inv: f32 = s > 0 ? <f32>1 / s : 0;
+      const op = og + <usize>j * hb;
+      const iv = f32x4.splat(inv);
+      let i = 0;
+      for (; i + 4 <= hd; i += 4) { const oo = op + (<usize>i << 2); v128.store(oo, f32x4.mul(v128.load(oo), iv)); }
+      for (; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) * inv); }
+    }
   }
 }

@@ -10,7 +10,7 @@ export const KERNEL_NAMES = [
   'rms_norm', 'softmax', 'rope', 'silu', 'silu_mul', 'gelu', 'add', 'mul', 'scale', 'attn_f16',
 ] as const;
 export type KernelName = (typeof KERNEL_NAMES)[number];
-export const MAX_ARGS = 12;
+export const MAX_ARGS = 14;
 
 export type KernelFn = (r0: number, r1: number, ...args: number[]) => void;
 export type KernelExports = Record<KernelName, KernelFn>;

@@ -340,6 +340,7 @@ class Runtime implements CpuRuntime {
     if (this.scratch >= mark) { this.scratch = 0; this.scratchBytes = 0; }
     if (this.ropeTab >= mark) { this.ropeTab = 0; this.ropeTabFloats = 0; }
     if (this.aux >= mark) { this.aux = 0; this.auxBytes = 0; }
+    if (this.attnScr >= mark) { this.attnScr = 0; this.attnScrBytes = 0; }
   }
   used(): number {
     return this.top;
@@ -380,6 +381,16 @@ class Runtime implements CpuRuntime {
     }
     return this.aux;
   }
+  private attnScr = 0;
+  private attnScrBytes = 0;
+  private ensureAttnScratch(bytes: number): number {
+    if (bytes > this.attnScrBytes) {
+      const size = Math.max(bytes, this.attnScrBytes * 2);
+      this.attnScr = this.alloc(size, 64);
+      this.attnScrBytes = size;
+    }
+    return this.attnScr;
+  }
   private ensureRopeTable(floats: number): number {
     if (floats > this.ropeTabFloats) {
       const size = Math.max(floats, this.ropeTabFloats * 2);
@@ -399,18 +410,18 @@ class Runtime implements CpuRuntime {
    * alone when `work` (about the number of multiply-adds) is too small to pay for a fork/join.
    */
   private dispatch(op: number, n: number, align: number, work: number,
-    a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0, a9 = 0, a10 = 0, a11 = 0): void {
+    a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0, a9 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0): void {
     if (this.closed) throw new CpuRuntimeError('CLOSED', 'cpu runtime is closed');
     if (n <= 0) return;
     const fn = this.fns[op]!;
     const T = this.threads;
     if (T === 1 || work < this.minWork || n <= align) {
-      fn(0, n, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
+      fn(0, n, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
       return;
     }
     const ctl = this.ctl, args = this.args;
     args[0] = a0; args[1] = a1; args[2] = a2; args[3] = a3; args[4] = a4; args[5] = a5;
-    args[6] = a6; args[7] = a7; args[8] = a8; args[9] = a9; args[10] = a10; args[11] = a11;
+    args[6] = a6; args[7] = a7; args[8] = a8; args[9] = a9; args[10] = a10; args[11] = a11; args[12] = a12; args[13] = a13;
     ctl[CTL.OP] = op;
     ctl[CTL.N] = n;
     ctl[CTL.ALIGN] = align;
@@ -421,7 +432,7 @@ class Runtime implements CpuRuntime {
     const r0 = sliceStart(n, T, align, 0), r1 = sliceEnd(n, T, align, 0);
     let err: unknown = null;
     try {
-      if (r0 < r1) fn(r0, r1, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
+      if (r0 < r1) fn(r0, r1, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
     } catch (e) {
       err = e;
     }
@@ -442,7 +453,7 @@ class Runtime implements CpuRuntime {
   }
 
   run(name: KernelName, n: number, align: number, work: number, ...a: number[]): void {
-    this.dispatch(KERNEL_INDEX[name], n, align, work, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+    this.dispatch(KERNEL_INDEX[name], n, align, work, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13]);
   }
 
   quantize(vtype: number, x: number, cols: number, nRows: number, y: number, xStride = cols * 4): void {
@@ -564,7 +575,10 @@ class Runtime implements CpuRuntime {
     const kvs = p.kvStride ?? nKvHead * headDim * 2;
     const os = p.outStride ?? nHead * headDim * 4;
     const work = nTokens * nHead * headDim * (p.kvBase + nTokens) * 2;
-    this.dispatch(KERNEL_INDEX.attn_f16, nTokens * nHead, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nHead, headDim, nHead / nKvHead, p.kvBase, p.scale);
+    const gqa = nHead / nKvHead;
+    const items = nTokens * nKvHead;
+    const scr = this.ensureAttnScratch(items * (headDim + 4 * gqa) * 4);
+    this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nKvHead, headDim, gqa, p.kvBase, p.scale, scr);
   }
 
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void {

@@ -38,7 +38,7 @@ export async function workerMain(init: WorkerInit, ready: () => void): Promise<v
       const r0 = sliceStart(n, active, align, tid), r1 = sliceEnd(n, active, align, tid);
       if (r0 < r1) {
         try {
-          fns[ctl[CTL.OP]!]!(r0, r1, a[0]!, a[1]!, a[2]!, a[3]!, a[4]!, a[5]!, a[6]!, a[7]!, a[8]!, a[9]!, a[10]!, a[11]!);
+          fns[ctl[CTL.OP]!]!(r0, r1, a[0]!, a[1]!, a[2]!, a[3]!, a[4]!, a[5]!, a[6]!, a[7]!, a[8]!, a[9]!, a[10]!, a[11]!, a[12]!, a[13]!);
         } catch {
           Atomics.store(ctl, CTL.ERR, 1);
         }

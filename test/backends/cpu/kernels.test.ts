@@ -232,8 +232,9 @@ for (const threads of [1, 2]) {
       rt.release(m);
     });
 
-    it('attention over an f16 KV cache (GQA, causal, odd head size)', () => {
-      const rnd = rng(11), nTok = 3, nHead = 4, nKv = 2, hd = 44, kvBase = 5, nPos = kvBase + nTok;
+    for (const [nTok, nHead, nKv, hd, kvBase] of [[3, 4, 2, 44, 5], [1, 3, 3, 16, 0], [2, 8, 2, 64, 37], [1, 4, 1, 128, 200]] as const) {
+    it(`attention over an f16 KV cache (${nTok} tokens, ${nHead}/${nKv} heads, head ${hd}, ${kvBase} cached)`, () => {
+      const rnd = rng(11 + hd), nPos = kvBase + nTok;
       const q = randomF32(nTok * nHead * hd, rnd);
       const kf = randomF32(nPos * nKv * hd, rnd, 2), vf = randomF32(nPos * nKv * hd, rnd);
       const k16 = Uint16Array.from(kf, f32ToF16), v16 = Uint16Array.from(vf, f32ToF16);
@@ -259,6 +260,7 @@ for (const threads of [1, 2]) {
       close(rt.f32(op, q.length), want, () => 2e-5, 'attention');
       rt.release(m);
     });
+    }
   });
 }
 
