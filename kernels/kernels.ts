@@ -58,6 +58,14 @@ const ROW_TILE = 8;
   return v128.or(b, i32x4.shl(v128.and(hv, i32x4.splat(0x8000)), 16));
 }
 
+// f16 -> f32 for finite values (normal and subnormal): 4 ops per 4 values; inf/nan become large finite
+// values, acceptable for a KV cache (h2f4 is the exact version)
+@inline function h2f4_finite(h32: v128): v128 {
+  // (h << 16) >> 3 (arithmetic) puts exponent and mantissa in f32 position and copies the sign into bits
+  // 31..28; clearing bits 30..28 leaves sign | e<<23 | m<<13, then 2^112 rebiases the exponent
+  const b = v128.and(i32x4.shr_s(i32x4.shl(h32, 16), 3), i32x4.splat(0x8fffffff));
+  return f32x4.mul(b, f32x4.splat(reinterpret<f32>(0x77800000)));
+}
 // 4 f32 -> 4 f16 in the low 16 bits of i32 lanes (same algorithm as f2h)
 @inline function f2h4(f: v128): v128 {
   let base = f32x4.mul(f32x4.mul(f32x4.abs(f), f32x4.splat(reinterpret<f32>(0x77800000))), f32x4.splat(reinterpret<f32>(0x08800000)));
@@ -522,31 +530,34 @@ export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 @inline function dot_q5_K(w: usize, a: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
   let accm: f32 = 0;
-  const m4 = i8x16.splat(0x0f);
+  const m4 = i16x8.splat(0x0f), b4 = i16x8.splat(0x10);
   const end = w + <usize>nb * 176;
   while (w < end) {
     const ad = load<f32>(a);
     const d = h2f(load<u16>(w)) * ad;
     const dmin = h2f(load<u16>(w, 2)) * ad;
-    const sc = w + 4;
-    let summ = 0;
-    for (let j = 0; j < 8; j++) summ += kmin(sc, j) * (<i32>load<i16>(a + 260 + (j << 2)) + <i32>load<i16>(a + 262 + (j << 2)));
-    accm += dmin * <f32>summ;
-    const h0 = v128.load(w, 16), h1 = v128.load(w, 32);
+    const smv = k4_scales(w + 4);
+    accm += dmin * <f32>k4_summins(smv, a);
+    let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    // qh bytes (element l's 5th bits for the 8 sub-blocks) on u16 lanes, shifted right by 2 per step
+    let h0 = v128.load8x8_u(w, 16), h1 = v128.load8x8_u(w, 24), h2 = v128.load8x8_u(w, 32), h3 = v128.load8x8_u(w, 40);
     let isum = i32x4.splat(0);
     let qs = w + 48, q8 = a + 4;
-    let sh = 0;
-    for (let j = 0; j < 4; j++) {
-      const q0 = v128.load(qs), q1 = v128.load(qs, 16);
-      // high bit of element l of sub-block 2j is bit 2j of qh[l], of sub-block 2j+1 bit 2j+1
-      const b0l = v128.and(i8x16.shl(i8x16.shr_u(h0, sh), 4), i8x16.splat(0x10));
-      const b1l = v128.and(i8x16.shl(i8x16.shr_u(h1, sh), 4), i8x16.splat(0x10));
-      const b0h = v128.and(i8x16.shl(i8x16.shr_u(h0, sh + 1), 4), i8x16.splat(0x10));
-      const b1h = v128.and(i8x16.shl(i8x16.shr_u(h1, sh + 1), 4), i8x16.splat(0x10));
-      const lo = i32x4.add(dot_u8s8(v128.or(v128.and(q0, m4), b0l), v128.load(q8)), dot_u8s8(v128.or(v128.and(q1, m4), b1l), v128.load(q8, 16)));
-      const hi = i32x4.add(dot_u8s8(v128.or(v128.and(i16x8.shr_u(q0, 4), m4), b0h), v128.load(q8, 32)), dot_u8s8(v128.or(v128.and(i16x8.shr_u(q1, 4), m4), b1h), v128.load(q8, 48)));
-      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.splat(kscale(sc, 2 * j))), i32x4.mul(hi, i32x4.splat(kscale(sc, 2 * j + 1)))));
-      qs += 32; q8 += 64; sh += 2;
+    const qe = qs + 128;
+    while (qs < qe) {
+      const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
+      const lo = dot32_u16(
+        v128.or(v128.and(u0, m4), v128.and(i16x8.shl(h0, 4), b4)), v128.or(v128.and(u1, m4), v128.and(i16x8.shl(h1, 4), b4)),
+        v128.or(v128.and(u2, m4), v128.and(i16x8.shl(h2, 4), b4)), v128.or(v128.and(u3, m4), v128.and(i16x8.shl(h3, 4), b4)), q8);
+      const hi = dot32_u16(
+        v128.or(i16x8.shr_u(u0, 4), v128.and(i16x8.shl(h0, 3), b4)), v128.or(i16x8.shr_u(u1, 4), v128.and(i16x8.shl(h1, 3), b4)),
+        v128.or(i16x8.shr_u(u2, 4), v128.and(i16x8.shl(h2, 3), b4)), v128.or(i16x8.shr_u(u3, 4), v128.and(i16x8.shl(h3, 3), b4)), q8 + 32);
+      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1))));
+      sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
+      sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
+      h0 = i16x8.shr_u(h0, 2); h1 = i16x8.shr_u(h1, 2); h2 = i16x8.shr_u(h2, 2); h3 = i16x8.shr_u(h3, 2);
+      qs += 32; q8 += 64;
     }
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
     w += 176; a += 292;
@@ -820,15 +831,16 @@ export function mm_f32(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usiz
     }
   }
 }
-// F16 weights x f32 activations (already rounded through f16 by round_f16 as ggml does), n values
+// F16 weights (finite: inf/nan weights are not supported) x f32 activations (already rounded through f16
+// by round_f16 as ggml does), n values
 @inline function dot_f16(w: usize, a: usize, n: i32): f32 {
   let s0 = f32x4.splat(0), s1 = f32x4.splat(0);
   let i = 0;
   for (; i + 8 <= n; i += 8) {
     const h = v128.load(w + (<usize>i << 1));
     const o = <usize>i << 2;
-    s0 = f32x4.add(s0, f32x4.mul(h2f4(i32x4.extend_low_i16x8_u(h)), v128.load(a + o)));
-    s1 = f32x4.add(s1, f32x4.mul(h2f4(i32x4.extend_high_i16x8_u(h)), v128.load(a + o, 16)));
+    s0 = f32x4.add(s0, f32x4.mul(h2f4_finite(i32x4.extend_low_i16x8_u(h)), v128.load(a + o)));
+    s1 = f32x4.add(s1, f32x4.mul(h2f4_finite(i32x4.extend_high_i16x8_u(h)), v128.load(a + o, 16)));
   }
   let s = hsum_f32x4(f32x4.add(s0, s1));
   for (; i < n; i++) s += h2f(load<u16>(w + (<usize>i << 1))) * load<f32>(a + (<usize>i << 2));
@@ -999,14 +1011,6 @@ export function scale(i0: i32, i1: i32, x: usize, y: usize, s: f32): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// f16 -> f32 for finite values (normal and subnormal): 4 ops per 4 values; inf/nan become large finite
-// values, acceptable for a KV cache (h2f4 is the exact version)
-@inline function h2f4_finite(h32: v128): v128 {
-  // (h << 16) >> 3 (arithmetic) puts exponent and mantissa in f32 position and copies the sign into bits
-  // 31..28; clearing bits 30..28 leaves sign | e<<23 | m<<13, then 2^112 rebiases the exponent
-  const b = v128.and(i32x4.shr_s(i32x4.shl(h32, 16), 3), i32x4.splat(0x8fffffff));
-  return f32x4.mul(b, f32x4.splat(reinterpret<f32>(0x77800000)));
-}
 // n f16 at src -> f32 at dst (n % 8 == 0 handled by vectors, the rest exactly)
 @inline function f16_row_to_f32(src: usize, dst: usize, n: i32): void {
   let i = 0;
