@@ -73,13 +73,14 @@ export function activationRowBytes(vtype: number, cols: number): number {
   }
 }
 
+/** aux: the kernel takes an activation side table (Q8_0: f32 d + 8*sum per block; Q8_1: f32 d and s) */
 interface WeightKernel { name: KernelName; block: number; bytes: number; aux?: boolean }
 const WEIGHT_KERNELS: Record<number, WeightKernel> = {
   [GgmlType.Q4_0]: { name: 'mm_q4_0', block: 32, bytes: 18, aux: true },
   [CpuLayout.Q4_0x4]: { name: 'mm_q4_0x4', block: 32, bytes: 18, aux: true },
-  [GgmlType.Q4_1]: { name: 'mm_q4_1', block: 32, bytes: 20 },
-  [GgmlType.Q5_0]: { name: 'mm_q5_0', block: 32, bytes: 22 },
-  [GgmlType.Q5_1]: { name: 'mm_q5_1', block: 32, bytes: 24 },
+  [GgmlType.Q4_1]: { name: 'mm_q4_1', block: 32, bytes: 20, aux: true },
+  [GgmlType.Q5_0]: { name: 'mm_q5_0', block: 32, bytes: 22, aux: true },
+  [GgmlType.Q5_1]: { name: 'mm_q5_1', block: 32, bytes: 24, aux: true },
   [GgmlType.Q8_0]: { name: 'mm_q8_0', block: 32, bytes: 34, aux: true },
   [GgmlType.Q2_K]: { name: 'mm_q2_K', block: 256, bytes: 84 },
   [GgmlType.Q3_K]: { name: 'mm_q3_K', block: 256, bytes: 110 },
@@ -491,7 +492,8 @@ class Runtime implements CpuRuntime {
     let ax = 0;
     if (k.aux) {
       ax = this.ensureAux(nTokens * nb * 20);
-      this.dispatch(KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 20, nb);
+      const q81 = activationTypeFor(wtype) === GgmlType.Q8_1;
+      this.dispatch(q81 ? KERNEL_INDEX.q8_1_aux : KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 20, nb);
     }
     this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, rows * 4, nb, ax, nb * 20);
   }
