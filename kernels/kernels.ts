@@ -636,34 +636,47 @@ export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   }
 }
 
+// Q2_K x Q8_K: 2-bit values on u16 lanes (shifted by 2 per step), 4 sub-blocks of 16 reduced together and
+// scaled by a vector of their 4-bit scales; mins through the bsums
 @inline function dot_q2_K(w: usize, a: usize, nb: i32): f32 {
-  let acc: f32 = 0;
-  const m3 = i8x16.splat(3), m4 = i8x16.splat(0x0f);
+  let acc = f32x4.splat(0);
+  let accm: f32 = 0;
+  const m3 = i16x8.splat(3);
   const end = w + <usize>nb * 84;
   while (w < end) {
     const ad = load<f32>(a);
     const d = h2f(load<u16>(w, 80)) * ad;
     const dmin = h2f(load<u16>(w, 82)) * ad;
     const scv = v128.load(w);
-    // sum_j bsums[j] * (sc[j] >> 4)
     const mn = i8x16.shr_u(scv, 4);
     const summ = hsum_i32x4(i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(mn), v128.load(a, 260)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(mn), v128.load(a, 276))));
+    accm += dmin * <f32>summ;
+    const sl = v128.and(scv, i8x16.splat(0x0f));
+    const s16l = i16x8.extend_low_i8x16_u(sl), s16h = i16x8.extend_high_i8x16_u(sl);
+    let v0 = i32x4.extend_low_i16x8_u(s16l), v1 = i32x4.extend_high_i16x8_u(s16l);
+    let v2 = i32x4.extend_low_i16x8_u(s16h), v3 = i32x4.extend_high_i16x8_u(s16h);
     let isum = i32x4.splat(0);
-    let q2 = w + 16, q8 = a + 4, is = w;
-    for (let k = 0; k < 2; k++) {
-      const qa = v128.load(q2), qb = v128.load(q2, 16);
-      for (let sh = 0; sh < 8; sh += 2) {
-        const xa = v128.and(i8x16.shr_u(qa, sh), m3), xb = v128.and(i8x16.shr_u(qb, sh), m3);
-        isum = i32x4.add(isum, i32x4.mul(dot_u8s8(xa, v128.load(q8)), i32x4.splat(<i32>(load<u8>(is) & 0xf))));
-        isum = i32x4.add(isum, i32x4.mul(dot_u8s8(xb, v128.load(q8, 16)), i32x4.splat(<i32>(load<u8>(is, 1) & 0xf))));
-        is += 2; q8 += 32;
+    let q8 = a + 4;
+    for (let k: usize = 0; k < 2; k++) {
+      const q2 = w + 16 + (k << 5);
+      let u0 = v128.load8x8_u(q2), u1 = v128.load8x8_u(q2, 8), u2 = v128.load8x8_u(q2, 16), u3 = v128.load8x8_u(q2, 24);
+      for (let h = 0; h < 2; h++) {
+        // two shift steps: sub-blocks (first 16, last 16) x 2
+        const pa = i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m3), v128.load8x8_s(q8)), i32x4.dot_i16x8_s(v128.and(u1, m3), v128.load8x8_s(q8, 8)));
+        const pb = i32x4.add(i32x4.dot_i16x8_s(v128.and(u2, m3), v128.load8x8_s(q8, 16)), i32x4.dot_i16x8_s(v128.and(u3, m3), v128.load8x8_s(q8, 24)));
+        u0 = i16x8.shr_u(u0, 2); u1 = i16x8.shr_u(u1, 2); u2 = i16x8.shr_u(u2, 2); u3 = i16x8.shr_u(u3, 2);
+        const pc = i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m3), v128.load8x8_s(q8, 32)), i32x4.dot_i16x8_s(v128.and(u1, m3), v128.load8x8_s(q8, 40)));
+        const pd = i32x4.add(i32x4.dot_i16x8_s(v128.and(u2, m3), v128.load8x8_s(q8, 48)), i32x4.dot_i16x8_s(v128.and(u3, m3), v128.load8x8_s(q8, 56)));
+        u0 = i16x8.shr_u(u0, 2); u1 = i16x8.shr_u(u1, 2); u2 = i16x8.shr_u(u2, 2); u3 = i16x8.shr_u(u3, 2);
+        isum = i32x4.add(isum, i32x4.mul(hsum4_i32(pa, pb, pc, pd), v0));
+        const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
+        q8 += 64;
       }
-      q2 += 32;
     }
-    acc += d * <f32>hsum_i32x4(isum) - dmin * <f32>summ;
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
     w += 84; a += 292;
   }
-  return acc;
+  return hsum_f32x4(acc) - accm;
 }
 export function mm_q2_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
   // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
@@ -676,42 +689,55 @@ export function mm_q2_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   }
 }
 
-@inline function q3_scale(s: usize, j: i32): i32 {
-  // ggml's aux shuffle: low 4 bits from scales[j%8] (low or high nibble), high 2 bits from scales[8 + j%4]
-  const lo = j < 8 ? (load<u8>(s + j) & 0xf) : (load<u8>(s + j - 8) >> 4);
-  const hi = (<i32>load<u8>(s + 8 + (j & 3)) >> (2 * (j >> 2))) & 3;
-  return <i32>(lo | (hi << 4)) - 32;
+// Q3_K's 16 6-bit scales (unsigned, before the -32) from the 12 packed bytes at s, as ggml's aux shuffle
+@inline function q3_scales(s: usize): v128 {
+  const a0 = load<u32>(s), a1 = load<u32>(s, 4), tmp = load<u32>(s, 8);
+  let v = i32x4.splat((a0 & 0x0f0f0f0f) | (((tmp >> 0) & 0x03030303) << 4));
+  v = i32x4.replace_lane(v, 1, (a1 & 0x0f0f0f0f) | (((tmp >> 2) & 0x03030303) << 4));
+  v = i32x4.replace_lane(v, 2, ((a0 >> 4) & 0x0f0f0f0f) | (((tmp >> 4) & 0x03030303) << 4));
+  return i32x4.replace_lane(v, 3, ((a1 >> 4) & 0x0f0f0f0f) | (((tmp >> 6) & 0x03030303) << 4));
 }
+// Q3_K x Q8_K: x = (q & 3) | hbit << 2 in 0..7 on u16 lanes, value = x - 4; the -4 is folded out through
+// the bsums as -4 * sum_j scale_j * bsum_j
 @inline function dot_q3_K(w: usize, a: usize, nb: i32): f32 {
-  let acc: f32 = 0;
-  const m3 = i8x16.splat(3), m4 = i8x16.splat(4);
+  let acc = f32x4.splat(0);
+  const m3 = i16x8.splat(3), m4 = i16x8.splat(4);
   const end = w + <usize>nb * 110;
   while (w < end) {
     const d = h2f(load<u16>(w, 108)) * load<f32>(a);
-    const hm0 = v128.load(w), hm1 = v128.load(w, 16);
-    const sc = w + 96;
-    let isum = i32x4.splat(0);
-    let q3 = w + 32, q8 = a + 4;
-    let j = 0;
-    let bit = 0;
-    for (let k = 0; k < 2; k++) {
-      const qa = v128.load(q3), qb = v128.load(q3, 16);
-      for (let sh = 0; sh < 8; sh += 2) {
-        // value = (q>>sh & 3) - (hmask bit set ? 0 : 4)
-        const ha = v128.and(i8x16.shl(i8x16.shr_u(hm0, bit), 2), m4);
-        const hb = v128.and(i8x16.shl(i8x16.shr_u(hm1, bit), 2), m4);
-        const xa = i8x16.sub(v128.and(i8x16.shr_u(qa, sh), m3), v128.xor(ha, m4));
-        const xb = i8x16.sub(v128.and(i8x16.shr_u(qb, sh), m3), v128.xor(hb, m4));
-        isum = i32x4.add(isum, i32x4.mul(dot_s8s8(xa, v128.load(q8)), i32x4.splat(q3_scale(sc, j))));
-        isum = i32x4.add(isum, i32x4.mul(dot_s8s8(xb, v128.load(q8, 16)), i32x4.splat(q3_scale(sc, j + 1))));
-        j += 2; q8 += 32; bit++;
+    const sc = i8x16.sub(q3_scales(w + 96), i8x16.splat(32));
+    const s16l = i16x8.extend_low_i8x16_s(sc), s16h = i16x8.extend_high_i8x16_s(sc);
+    const off = i32x4.add(i32x4.dot_i16x8_s(s16l, v128.load(a, 260)), i32x4.dot_i16x8_s(s16h, v128.load(a, 276)));
+    let isum = i32x4.mul(off, i32x4.splat(-4));
+    let v0 = i32x4.extend_low_i16x8_s(s16l), v1 = i32x4.extend_high_i16x8_s(s16l);
+    let v2 = i32x4.extend_low_i16x8_s(s16h), v3 = i32x4.extend_high_i16x8_s(s16h);
+    let h0 = v128.load8x8_u(w), h1 = v128.load8x8_u(w, 8), h2 = v128.load8x8_u(w, 16), h3 = v128.load8x8_u(w, 24);
+    let q8 = a + 4;
+    for (let k: usize = 0; k < 2; k++) {
+      const q3 = w + 32 + (k << 5);
+      let u0 = v128.load8x8_u(q3), u1 = v128.load8x8_u(q3, 8), u2 = v128.load8x8_u(q3, 16), u3 = v128.load8x8_u(q3, 24);
+      for (let h = 0; h < 2; h++) {
+        let x0 = v128.or(v128.and(u0, m3), v128.and(i16x8.shl(h0, 2), m4)), x1 = v128.or(v128.and(u1, m3), v128.and(i16x8.shl(h1, 2), m4));
+        let x2 = v128.or(v128.and(u2, m3), v128.and(i16x8.shl(h2, 2), m4)), x3 = v128.or(v128.and(u3, m3), v128.and(i16x8.shl(h3, 2), m4));
+        const pa = i32x4.add(i32x4.dot_i16x8_s(x0, v128.load8x8_s(q8)), i32x4.dot_i16x8_s(x1, v128.load8x8_s(q8, 8)));
+        const pb = i32x4.add(i32x4.dot_i16x8_s(x2, v128.load8x8_s(q8, 16)), i32x4.dot_i16x8_s(x3, v128.load8x8_s(q8, 24)));
+        u0 = i16x8.shr_u(u0, 2); u1 = i16x8.shr_u(u1, 2); u2 = i16x8.shr_u(u2, 2); u3 = i16x8.shr_u(u3, 2);
+        h0 = i16x8.shr_u(h0, 1); h1 = i16x8.shr_u(h1, 1); h2 = i16x8.shr_u(h2, 1); h3 = i16x8.shr_u(h3, 1);
+        x0 = v128.or(v128.and(u0, m3), v128.and(i16x8.shl(h0, 2), m4)); x1 = v128.or(v128.and(u1, m3), v128.and(i16x8.shl(h1, 2), m4));
+        x2 = v128.or(v128.and(u2, m3), v128.and(i16x8.shl(h2, 2), m4)); x3 = v128.or(v128.and(u3, m3), v128.and(i16x8.shl(h3, 2), m4));
+        const pc = i32x4.add(i32x4.dot_i16x8_s(x0, v128.load8x8_s(q8, 32)), i32x4.dot_i16x8_s(x1, v128.load8x8_s(q8, 40)));
+        const pd = i32x4.add(i32x4.dot_i16x8_s(x2, v128.load8x8_s(q8, 48)), i32x4.dot_i16x8_s(x3, v128.load8x8_s(q8, 56)));
+        u0 = i16x8.shr_u(u0, 2); u1 = i16x8.shr_u(u1, 2); u2 = i16x8.shr_u(u2, 2); u3 = i16x8.shr_u(u3, 2);
+        h0 = i16x8.shr_u(h0, 1); h1 = i16x8.shr_u(h1, 1); h2 = i16x8.shr_u(h2, 1); h3 = i16x8.shr_u(h3, 1);
+        isum = i32x4.add(isum, i32x4.mul(hsum4_i32(pa, pb, pc, pd), v0));
+        const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
+        q8 += 64;
       }
-      q3 += 32;
     }
-    acc += d * <f32>hsum_i32x4(isum);
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
     w += 110; a += 292;
   }
-  return acc;
+  return hsum_f32x4(acc);
 }
 export function mm_q3_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
   // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
