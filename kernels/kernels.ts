@@ -711,28 +711,31 @@ export function mm_q2_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     let isum = i32x4.mul(off, i32x4.splat(-4));
     let v0 = i32x4.extend_low_i16x8_s(s16l), v1 = i32x4.extend_high_i16x8_s(s16l);
     let v2 = i32x4.extend_low_i16x8_s(s16h), v3 = i32x4.extend_high_i16x8_s(s16h);
-    let h0 = v128.load8x8_u(w), h1 = v128.load8x8_u(w, 8), h2 = v128.load8x8_u(w, 16), h3 = v128.load8x8_u(w, 24);
     let q8 = a + 4;
-    for (let k: usize = 0; k < 2; k++) {
-      const q3 = w + 32 + (k << 5);
-      let u0 = v128.load8x8_u(q3), u1 = v128.load8x8_u(q3, 8), u2 = v128.load8x8_u(q3, 16), u3 = v128.load8x8_u(q3, 24);
-      for (let h = 0; h < 2; h++) {
-        let x0 = v128.or(v128.and(u0, m3), v128.and(i16x8.shl(h0, 2), m4)), x1 = v128.or(v128.and(u1, m3), v128.and(i16x8.shl(h1, 2), m4));
-        let x2 = v128.or(v128.and(u2, m3), v128.and(i16x8.shl(h2, 2), m4)), x3 = v128.or(v128.and(u3, m3), v128.and(i16x8.shl(h3, 2), m4));
-        const pa = i32x4.add(i32x4.dot_i16x8_s(x0, v128.load8x8_s(q8)), i32x4.dot_i16x8_s(x1, v128.load8x8_s(q8, 8)));
-        const pb = i32x4.add(i32x4.dot_i16x8_s(x2, v128.load8x8_s(q8, 16)), i32x4.dot_i16x8_s(x3, v128.load8x8_s(q8, 24)));
-        u0 = i16x8.shr_u(u0, 2); u1 = i16x8.shr_u(u1, 2); u2 = i16x8.shr_u(u2, 2); u3 = i16x8.shr_u(u3, 2);
-        h0 = i16x8.shr_u(h0, 1); h1 = i16x8.shr_u(h1, 1); h2 = i16x8.shr_u(h2, 1); h3 = i16x8.shr_u(h3, 1);
-        x0 = v128.or(v128.and(u0, m3), v128.and(i16x8.shl(h0, 2), m4)); x1 = v128.or(v128.and(u1, m3), v128.and(i16x8.shl(h1, 2), m4));
-        x2 = v128.or(v128.and(u2, m3), v128.and(i16x8.shl(h2, 2), m4)); x3 = v128.or(v128.and(u3, m3), v128.and(i16x8.shl(h3, 2), m4));
-        const pc = i32x4.add(i32x4.dot_i16x8_s(x0, v128.load8x8_s(q8, 32)), i32x4.dot_i16x8_s(x1, v128.load8x8_s(q8, 40)));
-        const pd = i32x4.add(i32x4.dot_i16x8_s(x2, v128.load8x8_s(q8, 48)), i32x4.dot_i16x8_s(x3, v128.load8x8_s(q8, 56)));
-        u0 = i16x8.shr_u(u0, 2); u1 = i16x8.shr_u(u1, 2); u2 = i16x8.shr_u(u2, 2); u3 = i16x8.shr_u(u3, 2);
-        h0 = i16x8.shr_u(h0, 1); h1 = i16x8.shr_u(h1, 1); h2 = i16x8.shr_u(h2, 1); h3 = i16x8.shr_u(h3, 1);
-        isum = i32x4.add(isum, i32x4.mul(hsum4_i32(pa, pb, pc, pd), v0));
-        const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
-        q8 += 64;
-      }
+    // 4 steps of 4 sub-blocks: step i reads quants at w + 32 + 32*(i >> 1), shifts 4*(i & 1) and +2,
+    // and hmask bits 2i and 2i+1; operands are reloaded per step to keep few vectors live
+    for (let i: u32 = 0; i < 4; i++) {
+      const q3 = w + 32 + ((<usize>i >> 1) << 5);
+      const sh = (i & 1) << 2, bt = i << 1;
+      const u0 = i16x8.shr_u(v128.load8x8_u(q3), sh), u1 = i16x8.shr_u(v128.load8x8_u(q3, 8), sh);
+      const h0 = i16x8.shr_u(v128.load8x8_u(w), bt), h1 = i16x8.shr_u(v128.load8x8_u(w, 8), bt);
+      const pa = i32x4.add(
+        i32x4.dot_i16x8_s(v128.or(v128.and(u0, m3), v128.and(i16x8.shl(h0, 2), m4)), v128.load8x8_s(q8)),
+        i32x4.dot_i16x8_s(v128.or(v128.and(u1, m3), v128.and(i16x8.shl(h1, 2), m4)), v128.load8x8_s(q8, 8)));
+      const pc = i32x4.add(
+        i32x4.dot_i16x8_s(v128.or(v128.and(i16x8.shr_u(u0, 2), m3), v128.and(i16x8.shl(h0, 1), m4)), v128.load8x8_s(q8, 32)),
+        i32x4.dot_i16x8_s(v128.or(v128.and(i16x8.shr_u(u1, 2), m3), v128.and(i16x8.shl(h1, 1), m4)), v128.load8x8_s(q8, 40)));
+      const u2 = i16x8.shr_u(v128.load8x8_u(q3, 16), sh), u3 = i16x8.shr_u(v128.load8x8_u(q3, 24), sh);
+      const h2 = i16x8.shr_u(v128.load8x8_u(w, 16), bt), h3 = i16x8.shr_u(v128.load8x8_u(w, 24), bt);
+      const pb = i32x4.add(
+        i32x4.dot_i16x8_s(v128.or(v128.and(u2, m3), v128.and(i16x8.shl(h2, 2), m4)), v128.load8x8_s(q8, 16)),
+        i32x4.dot_i16x8_s(v128.or(v128.and(u3, m3), v128.and(i16x8.shl(h3, 2), m4)), v128.load8x8_s(q8, 24)));
+      const pd = i32x4.add(
+        i32x4.dot_i16x8_s(v128.or(v128.and(i16x8.shr_u(u2, 2), m3), v128.and(i16x8.shl(h2, 1), m4)), v128.load8x8_s(q8, 48)),
+        i32x4.dot_i16x8_s(v128.or(v128.and(i16x8.shr_u(u3, 2), m3), v128.and(i16x8.shl(h3, 1), m4)), v128.load8x8_s(q8, 56)));
+      isum = i32x4.add(isum, i32x4.mul(hsum4_i32(pa, pb, pc, pd), v0));
+      const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
+      q8 += 64;
     }
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
     w += 110; a += 292;
