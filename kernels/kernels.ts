@@ -929,6 +929,40 @@ export function rms_norm(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: us
   }
 }
 
+// layer norm as ggml_norm: y = (x - mean) / sqrt(var + eps), then * w and + b when given (sums in f64)
+export function layer_norm(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: usize, n: i32, eps: f32, w: usize, b: usize): void {
+  for (let r = r0; r < r1; r++) {
+    const xp = x + <usize>r * xs, yp = y + <usize>r * ys;
+    let sum: f64 = 0;
+    for (let i = 0; i < n; i++) sum += <f64>load<f32>(xp + (<usize>i << 2));
+    const mean = <f32>(sum / <f64>n);
+    let sq: f64 = 0;
+    for (let i = 0; i < n; i++) {
+      const v = load<f32>(xp + (<usize>i << 2)) - mean;
+      store<f32>(yp + (<usize>i << 2), v);
+      sq += <f64>(v * v);
+    }
+    const variance = <f32>(sq / <f64>n);
+    const scale: f32 = <f32>1.0 / Mathf.sqrt(variance + eps);
+    for (let i = 0; i < n; i++) {
+      const o = <usize>i << 2;
+      let v = load<f32>(yp + o) * scale;
+      if (w != 0) v *= load<f32>(w + o);
+      if (b != 0) v += load<f32>(b + o);
+      store<f32>(yp + o, v);
+    }
+  }
+}
+// y[r] = x[r] + b (a row of n broadcast over rows), e.g. a projection's bias
+export function add_row(r0: i32, r1: i32, x: usize, xs: usize, bias: usize, y: usize, ys: usize, n: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const xp = x + <usize>r * xs, yp = y + <usize>r * ys;
+    let i = 0;
+    for (; i + 4 <= n; i += 4) { const o = <usize>i << 2; v128.store(yp + o, f32x4.add(v128.load(xp + o), v128.load(bias + o))); }
+    for (; i < n; i++) { const o = <usize>i << 2; store<f32>(yp + o, load<f32>(xp + o) + load<f32>(bias + o)); }
+  }
+}
+
 // exp for the float range that softmax / silu need (Cephes-style, ~1 ulp), vector of 4
 @inline function exp4(x0: v128): v128 {
   const x = f32x4.min(f32x4.max(x0, f32x4.splat(-87.3)), f32x4.splat(88.7));

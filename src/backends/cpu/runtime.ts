@@ -192,16 +192,23 @@ export interface CpuRuntime {
 
   /** quantize nRows rows of `cols` f32 (rows xStride bytes apart) to activation type vtype (Q8_0, Q8_1, Q8_K; F16 / BF16 = f32 rounded through f16 / bf16) */
   quantize(vtype: number, x: number, cols: number, nRows: number, y: number, xStride?: number): void;
-  /** y[t][r] = dot(weight row r, activation row t), activations already in activationTypeFor(wtype) */
-  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number): void;
+  /**
+   * y[t][r] = dot(weight row r, activation row t), activations already in activationTypeFor(wtype) (rows
+   * activationRowBytes apart); output rows yStride bytes apart (default rows*4)
+   */
+  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride?: number): void;
   /**
    * Rewrites weights in place into the fastest CPU layout for their type (no copy, same size) and returns
    * the weight type id to use from then on (a CpuLayout id, or `wtype` itself when nothing applies).
    */
   repackWeights(wtype: number, w: number, rows: number, cols: number): number;
-  /** as matmulQ from f32 activations (quantized first into the runtime's scratch, as ggml does) */
-  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void;
+  /** as matmulQ from f32 activations xStride bytes apart (default cols*4), quantized first into the runtime's scratch as ggml does */
+  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride?: number, yStride?: number): void;
   rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight?: number): void;
+  /** layer norm (ggml_norm) of nRows rows of n, then * weight and + bias when given */
+  layerNorm(x: number, y: number, n: number, nRows: number, eps: number, weight?: number, bias?: number): void;
+  /** y[r] = x[r] + bias for nRows rows of n (the bias row broadcast) */
+  addRow(x: number, bias: number, y: number, n: number, nRows: number): void;
   softmax(x: number, y: number, n: number, nRows: number, scale?: number, mask?: number, maskStride?: number): void;
   rope(args: RopeArgs): void;
   silu(x: number, y: number, n: number): void;
@@ -483,11 +490,11 @@ class Runtime implements CpuRuntime {
     }
   }
 
-  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number): void {
+  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride = rows * 4, aStride = -1): void {
     const k = WEIGHT_KERNELS[wtype];
     if (!k) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cpu matmul does not support weight type ${ggmlTypeName(wtype)}`);
     const ws = weightRowBytes(wtype, cols);
-    const as = activationRowBytes(activationTypeFor(wtype), cols);
+    const as = aStride >= 0 ? aStride : activationRowBytes(activationTypeFor(wtype), cols);
     const nb = cols / k.block;
     let ax = 0;
     if (k.aux) {
@@ -495,7 +502,7 @@ class Runtime implements CpuRuntime {
       const q81 = activationTypeFor(wtype) === GgmlType.Q8_1;
       this.dispatch(q81 ? KERNEL_INDEX.q8_1_aux : KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 20, nb);
     }
-    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, rows * 4, nb, ax, nb * 20);
+    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, nb * 20);
   }
 
   repackWeights(wtype: number, w: number, rows: number, cols: number): number {
@@ -507,17 +514,23 @@ class Runtime implements CpuRuntime {
     return wtype;
   }
 
-  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void {
+  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride = cols * 4, yStride = rows * 4): void {
     const vtype = activationTypeFor(wtype);
-    if (vtype === GgmlType.F32) return this.matmulQ(wtype, w, rows, cols, x, nTokens, y);
+    if (vtype === GgmlType.F32) return this.matmulQ(wtype, w, rows, cols, x, nTokens, y, yStride, xStride);
     weightRowBytes(wtype, cols);
     const a = this.ensureScratch(activationRowBytes(vtype, cols) * nTokens);
-    this.quantize(vtype, x, cols, nTokens, a);
-    this.matmulQ(wtype, w, rows, cols, a, nTokens, y);
+    this.quantize(vtype, x, cols, nTokens, a, xStride);
+    this.matmulQ(wtype, w, rows, cols, a, nTokens, y, yStride);
   }
 
   rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight = 0): void {
     this.dispatch(KERNEL_INDEX.rms_norm, nRows, 1, n * nRows * 4, x, n * 4, y, n * 4, n, eps, weight);
+  }
+  layerNorm(x: number, y: number, n: number, nRows: number, eps: number, weight = 0, bias = 0): void {
+    this.dispatch(KERNEL_INDEX.layer_norm, nRows, 1, n * nRows * 6, x, n * 4, y, n * 4, n, eps, weight, bias);
+  }
+  addRow(x: number, bias: number, y: number, n: number, nRows: number): void {
+    this.dispatch(KERNEL_INDEX.add_row, nRows, 1, n * nRows, x, n * 4, bias, y, n * 4, n);
   }
   softmax(x: number, y: number, n: number, nRows: number, scale = 1, mask = 0, maskStride = 0): void {
     this.dispatch(KERNEL_INDEX.softmax, nRows, 1, n * nRows * 16, x, n * 4, y, n * 4, n, scale, mask, maskStride);

@@ -100,6 +100,22 @@ for (const threads of [1, 2]) {
       });
     }
 
+    it('matmul with strided activations and outputs', () => {
+      const rnd = rng(4), rows = 5, cols = 256, nTok = 3;
+      for (const wt of [GgmlType.Q4_K, GgmlType.F32, GgmlType.Q8_0]) {
+        const m = rt.mark();
+        const w = randomWeights(wt, rows, cols, rnd), x = randomF32(cols * nTok, rnd);
+        const wp = put(rt, w), xp = put(rt, x), y0 = rt.alloc(rows * nTok * 4);
+        rt.matmul(wt, wp, rows, cols, xp, nTok, y0);
+        // the same activations 2 rows apart, outputs 3 rows apart
+        const xs = rt.alloc(cols * nTok * 8), ys = rt.alloc(rows * nTok * 12);
+        for (let t = 0; t < nTok; t++) rt.f32(xs + t * cols * 8, cols).set(x.subarray(t * cols, (t + 1) * cols));
+        rt.matmul(wt, wp, rows, cols, xs, nTok, ys, cols * 8, rows * 12);
+        for (let t = 0; t < nTok; t++) assert.deepEqual(rt.f32(ys + t * rows * 12, rows), rt.f32(y0 + t * rows * 4, rows), ggmlTypeName(wt));
+        rt.release(m);
+      }
+    });
+
     it('repacked Q4_0 (Q4_0x4) matches Q4_0', () => {
       const rnd = rng(5), rows = 5, cols = 512;
       for (const nTok of [1, 2]) {
@@ -156,6 +172,24 @@ for (const threads of [1, 2]) {
         const want1 = Array.from({ length: n }, (_, i) => x[r * n + i]! * sc);
         close(rt.f32(y1 + r * n * 4, n), want1, (i) => 1e-6 * Math.abs(want1[i]!) + 1e-7, 'rms_norm');
         close(rt.f32(y2 + r * n * 4, n), want1.map((v, i) => v * w[i]!), () => 1e-5, 'rms_norm*w');
+      }
+      rt.release(m);
+    });
+
+    it('layer norm (with weight and bias) and a broadcast bias row', () => {
+      const rnd = rng(12), n = 37, rows = 5;
+      const x = randomF32(n * rows, rnd, 3), w = randomF32(n, rnd), b = randomF32(n, rnd);
+      const m = rt.mark();
+      const xp = put(rt, x), wp = put(rt, w), bp = put(rt, b), yp = rt.alloc(n * rows * 4), zp = rt.alloc(n * rows * 4);
+      rt.layerNorm(xp, yp, n, rows, 1e-5, wp, bp);
+      rt.addRow(xp, bp, zp, n, rows);
+      for (let r = 0; r < rows; r++) {
+        const v = Array.from(x.subarray(r * n, (r + 1) * n));
+        const mean = v.reduce((s, z) => s + z, 0) / n;
+        const vr = v.reduce((s, z) => s + (z - mean) ** 2, 0) / n;
+        const want = v.map((z, i) => ((z - mean) / Math.sqrt(vr + 1e-5)) * w[i]! + b[i]!);
+        close(rt.f32(yp + r * n * 4, n), want, () => 2e-6, 'layer_norm');
+        close(rt.f32(zp + r * n * 4, n), Float32Array.from(v, (z, i) => z + b[i]!), () => 0, 'add_row');
       }
       rt.release(m);
     });
