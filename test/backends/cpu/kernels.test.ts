@@ -322,6 +322,26 @@ describe('cpu runtime threads', () => {
 });
 
 describe('cpu runtime memory', () => {
+  it('reads a file range straight into the memory (Node)', async () => {
+    const { writeFileSync, mkdtempSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const { readFileIntoMemory } = await import('../../../src/backends/cpu/node-io.js');
+    const dir = mkdtempSync(join(tmpdir(), 'cpu-io-'));
+    const rt = await createCpuRuntime({ threads: 1 });
+    try {
+      const bytes = Uint8Array.from({ length: 100000 }, (_, i) => (i * 7) & 255);
+      writeFileSync(join(dir, 'w.bin'), bytes);
+      const p = rt.alloc(50000);
+      readFileIntoMemory(rt, join(dir, 'w.bin'), 1234, 50000, p);
+      assert.deepEqual(rt.u8(p, 50000), bytes.subarray(1234, 51234));
+      assert.throws(() => readFileIntoMemory(rt, join(dir, 'w.bin'), 90000, 20000, p), /end of file/);
+    } finally {
+      await rt.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('grows the memory, aligns, and names the sizes when wasm32 cannot hold an allocation', async () => {
     const rt = await createCpuRuntime({ threads: 1, maxMemoryBytes: 8 << 20 });
     try {
