@@ -1104,46 +1104,54 @@ export function scale(i0: i32, i1: i32, x: usize, y: usize, s: f32): void {
 }
 
 // Attention of query rows over an f16 K/V cache: scores, online softmax and the weighted sum of V fused.
-// Work item r = t * nKvHead + g: the gqa query heads h = g*gqa .. g*gqa+gqa-1 of query token t, which share
-// kv head g, so each K and V row is widened to f32 once for all of them. Query t sees kv positions
-// [0, kvBase + t + 1) (causal). q: f32, token t head h at q + t*qs + h*hd*4; scores are q.k * scale.
-// K/V: position p, kv head g at k + p*kvs + g*hd*2. out: f32, token t head h at o + t*os + h*hd*4.
-// scr: per work item (hd + 4*gqa) f32 of scratch: the widened K or V row, then per head the running max,
-// the running sum and the current position's weight.
+// Work item r = tile * nKvHead + g: up to ATT_TILE consecutive query tokens (tile*ATT_TILE ..) times the
+// gqa query heads h = g*gqa .. g*gqa+gqa-1 that share kv head g, so each K and V row is widened to f32 once
+// for all of them. Query t sees kv positions [0, kvBase + t + 1) (causal). q: f32, token t head h at
+// q + t*qs + h*hd*4; scores are q.k * scale. K/V: position p, kv head g at k + p*kvs + g*hd*2.
+// out: f32, token t head h at o + t*os + h*hd*4.
+// scr: per work item (hd + 4*ATT_TILE*gqa) f32: the widened K or V row, then per (token, head) the running
+// max, the running sum and the current position's weight.
+const ATT_TILE = 4;
 export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usize, kvs: usize, o: usize, os: usize,
-  nKvHead: i32, hd: i32, gqa: i32, kvBase: i32, scale: f32, scr: usize): void {
-  const scrStride = <usize>(hd + 4 * gqa) << 2;
+  nKvHead: i32, hd: i32, gqa: i32, kvBase: i32, scale: f32, scr: usize, nTok: i32): void {
+  const scrStride = <usize>(hd + 4 * ATT_TILE * gqa) << 2;
   const hb = <usize>hd << 2;
   for (let r = r0; r < r1; r++) {
-    const t = r / nKvHead, g = r - t * nKvHead;
-    const qg = q + <usize>t * qs + <usize>(g * gqa) * hb;
-    const og = o + <usize>t * os + <usize>(g * gqa) * hb;
+    const tile = r / nKvHead, g = r - tile * nKvHead;
+    const t0 = tile * ATT_TILE, nt = min(ATT_TILE, nTok - t0);
     const kp0 = k + <usize>(g * hd) * 2, vp0 = v + <usize>(g * hd) * 2;
     const row = scr + <usize>r * scrStride, st = row + hb;
-    const nKv = kvBase + t + 1;
-    for (let j = 0; j < gqa; j++) {
-      const sp = st + (<usize>j << 4);
+    const nh = nt * gqa;
+    // state index i = ti * gqa + j
+    for (let i = 0; i < nh; i++) {
+      const ti = i / gqa, j = i - ti * gqa;
+      const sp = st + (<usize>i << 4);
       store<f32>(sp, -Infinity);
       store<f32>(sp, 0, 4);
-      memory.fill(og + <usize>j * hb, 0, hb);
+      memory.fill(o + <usize>(t0 + ti) * os + <usize>(g * gqa + j) * hb, 0, hb);
     }
-    for (let p = 0; p < nKv; p++) {
+    const nKvMax = kvBase + t0 + nt;
+    for (let p = 0; p < nKvMax; p++) {
+      // tokens before ti0 do not see position p
+      const ti0 = max(0, p - kvBase - t0);
       f16_row_to_f32(kp0 + <usize>p * kvs, row, hd);
-      for (let j = 0; j < gqa; j++) {
-        const sc = dot_f32(row, qg + <usize>j * hb, hd) * scale;
-        const sp = st + (<usize>j << 4);
+      for (let i = ti0 * gqa; i < nh; i++) {
+        const ti = i / gqa, j = i - ti * gqa;
+        const qp = q + <usize>(t0 + ti) * qs + <usize>(g * gqa + j) * hb;
+        const sc = dot_f32(row, qp, hd) * scale;
+        const sp = st + (<usize>i << 4);
         const m = load<f32>(sp);
         if (sc > m) {
-          // new maximum: rescale this head's sum and output
+          // new maximum: rescale this row's sum and output
           const c = exp1(m - sc);
           store<f32>(sp, sc);
           store<f32>(sp, load<f32>(sp, 4) * c + 1, 4);
           store<f32>(sp, 1, 8);
-          const op = og + <usize>j * hb;
+          const op = o + <usize>(t0 + ti) * os + <usize>(g * gqa + j) * hb;
           const cv = f32x4.splat(c);
-          let i = 0;
-          for (; i + 4 <= hd; i += 4) { const oo = op + (<usize>i << 2); v128.store(oo, f32x4.mul(v128.load(oo), cv)); }
-          for (; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) * c); }
+          let e = 0;
+          for (; e + 4 <= hd; e += 4) { const oo = op + (<usize>e << 2); v128.store(oo, f32x4.mul(v128.load(oo), cv)); }
+          for (; e < hd; e++) { const oo = op + (<usize>e << 2); store<f32>(oo, load<f32>(oo) * c); }
         } else {
           const pw = exp1(sc - m);
           store<f32>(sp, load<f32>(sp, 4) + pw, 4);
@@ -1151,16 +1159,20 @@ export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usi
         }
       }
       f16_row_to_f32(vp0 + <usize>p * kvs, row, hd);
-      for (let j = 0; j < gqa; j++) axpy(og + <usize>j * hb, row, load<f32>(st + (<usize>j << 4), 8), hd);
+      for (let i = ti0 * gqa; i < nh; i++) {
+        const ti = i / gqa, j = i - ti * gqa;
+        axpy(o + <usize>(t0 + ti) * os + <usize>(g * gqa + j) * hb, row, load<f32>(st + (<usize>i << 4), 8), hd);
+      }
     }
-    for (let j = 0; j < gqa; j++) {
-      const s = load<f32>(st + (<usize>j << 4), 4);
-      const inv: f32 = s > 0 ? <f32>1 / s : 0;
-      const op = og + <usize>j * hb;
+    for (let i = 0; i < nh; i++) {
+      const ti = i / gqa, j = i - ti * gqa;
+      const sv = load<f32>(st + (<usize>i << 4), 4);
+      const inv: f32 = sv > 0 ? <f32>1 / sv : 0;
+      const op = o + <usize>(t0 + ti) * os + <usize>(g * gqa + j) * hb;
       const iv = f32x4.splat(inv);
-      let i = 0;
-      for (; i + 4 <= hd; i += 4) { const oo = op + (<usize>i << 2); v128.store(oo, f32x4.mul(v128.load(oo), iv)); }
-      for (; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) * inv); }
+      let e = 0;
+      for (; e + 4 <= hd; e += 4) { const oo = op + (<usize>e << 2); v128.store(oo, f32x4.mul(v128.load(oo), iv)); }
+      for (; e < hd; e++) { const oo = op + (<usize>e << 2); store<f32>(oo, load<f32>(oo) * inv); }
     }
   }
 }

@@ -39,6 +39,8 @@ const WASM32_MAX_PAGES = 65536;
 const HEAP_BASE = PAGE;
 /** ops smaller than this many multiply-adds run on the calling thread alone */
 const PARALLEL_MIN_WORK = 1 << 15;
+/** query tokens per attention work item (must match ATT_TILE in kernels/kernels.ts) */
+const ATT_TILE = 4;
 
 /**
  * CPU-only weight layouts produced by `repackWeights` (ids outside ggml's range). Pass the returned id as
@@ -591,9 +593,10 @@ class Runtime implements CpuRuntime {
     const os = p.outStride ?? nHead * headDim * 4;
     const work = nTokens * nHead * headDim * (p.kvBase + nTokens) * 2;
     const gqa = nHead / nKvHead;
-    const items = nTokens * nKvHead;
-    const scr = this.ensureAttnScratch(items * (headDim + 4 * gqa) * 4);
-    this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nKvHead, headDim, gqa, p.kvBase, p.scale, scr);
+    // work items: tiles of ATT_TILE query tokens x kv heads (see kernels/kernels.ts attn_f16)
+    const items = Math.ceil(nTokens / ATT_TILE) * nKvHead;
+    const scr = this.ensureAttnScratch(items * (headDim + 4 * ATT_TILE * gqa) * 4);
+    this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nKvHead, headDim, gqa, p.kvBase, p.scale, scr, nTokens);
   }
 
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void {

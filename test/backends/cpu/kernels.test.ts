@@ -266,7 +266,7 @@ for (const threads of [1, 2]) {
       rt.release(m);
     });
 
-    for (const [nTok, nHead, nKv, hd, kvBase] of [[3, 4, 2, 44, 5], [1, 3, 3, 16, 0], [2, 8, 2, 64, 37], [1, 4, 1, 128, 200]] as const) {
+    for (const [nTok, nHead, nKv, hd, kvBase] of [[3, 4, 2, 44, 5], [1, 3, 3, 16, 0], [2, 8, 2, 64, 37], [1, 4, 1, 128, 200], [9, 4, 2, 32, 0], [6, 2, 1, 24, 3]] as const) {
     it(`attention over an f16 KV cache (${nTok} tokens, ${nHead}/${nKv} heads, head ${hd}, ${kvBase} cached)`, () => {
       const rnd = rng(11 + hd), nPos = kvBase + nTok;
       const q = randomF32(nTok * nHead * hd, rnd);
