@@ -1109,64 +1109,93 @@ export function scale(i0: i32, i1: i32, x: usize, y: usize, s: f32): void {
 // for all of them. Query t sees kv positions [0, kvBase + t + 1) (causal). q: f32, token t head h at
 // q + t*qs + h*hd*4; scores are q.k * scale. K/V: position p, kv head g at k + p*kvs + g*hd*2.
 // out: f32, token t head h at o + t*os + h*hd*4.
-// scr: per work item (hd + 4*ATT_TILE*gqa) f32: the widened K or V row, then per (token, head) the running
-// max, the running sum and the current position's weight.
+// Positions go in blocks of 4: four scores per (token, head), one vector exp, then the four widened V rows
+// are added into the output in one pass.
+// scr: per work item (5*hd + 8*ATT_TILE*gqa) f32: the widened K row, the 4 widened V rows, then per
+// (token, head) the running max, the running sum, 2 unused and the block's 4 weights.
 const ATT_TILE = 4;
 export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usize, kvs: usize, o: usize, os: usize,
   nKvHead: i32, hd: i32, gqa: i32, kvBase: i32, scale: f32, scr: usize, nTok: i32): void {
-  const scrStride = <usize>(hd + 4 * ATT_TILE * gqa) << 2;
+  const scrStride = <usize>(5 * hd + 8 * ATT_TILE * gqa) << 2;
   const hb = <usize>hd << 2;
   for (let r = r0; r < r1; r++) {
     const tile = r / nKvHead, g = r - tile * nKvHead;
     const t0 = tile * ATT_TILE, nt = min(ATT_TILE, nTok - t0);
     const kp0 = k + <usize>(g * hd) * 2, vp0 = v + <usize>(g * hd) * 2;
-    const row = scr + <usize>r * scrStride, st = row + hb;
+    const krow = scr + <usize>r * scrStride, vrows = krow + hb, st = vrows + 4 * hb;
     const nh = nt * gqa;
-    // state index i = ti * gqa + j
+    // state index i = ti * gqa + j, 32 bytes each
     for (let i = 0; i < nh; i++) {
       const ti = i / gqa, j = i - ti * gqa;
-      const sp = st + (<usize>i << 4);
+      const sp = st + (<usize>i << 5);
       store<f32>(sp, -Infinity);
       store<f32>(sp, 0, 4);
       memory.fill(o + <usize>(t0 + ti) * os + <usize>(g * gqa + j) * hb, 0, hb);
     }
     const nKvMax = kvBase + t0 + nt;
-    for (let p = 0; p < nKvMax; p++) {
-      // tokens before ti0 do not see position p
-      const ti0 = max(0, p - kvBase - t0);
-      f16_row_to_f32(kp0 + <usize>p * kvs, row, hd);
+    for (let p0 = 0; p0 < nKvMax; p0 += 4) {
+      const nb = min(4, nKvMax - p0);
+      // tokens before ti0 see none of this block
+      const ti0 = max(0, p0 - kvBase - t0);
+      // scores: weights slot of each state gets the 4 scores (-inf where not visible)
+      for (let i = ti0 * gqa; i < nh; i++) {
+        const sp = st + (<usize>i << 5);
+        v128.store(sp, f32x4.splat(-Infinity), 16);
+      }
+      for (let b = 0; b < nb; b++) {
+        const p = p0 + b;
+        f16_row_to_f32(kp0 + <usize>p * kvs, krow, hd);
+        for (let i = ti0 * gqa; i < nh; i++) {
+          const ti = i / gqa, j = i - ti * gqa;
+          if (p >= kvBase + t0 + ti + 1) continue;
+          const qp = q + <usize>(t0 + ti) * qs + <usize>(g * gqa + j) * hb;
+          store<f32>(st + (<usize>i << 5) + 16 + (<usize>b << 2), dot_f32(krow, qp, hd) * scale);
+        }
+      }
+      // V rows of the block (missing positions zeroed so that 0 weights stay 0)
+      for (let b = 0; b < 4; b++) {
+        if (b < nb) f16_row_to_f32(vp0 + <usize>(p0 + b) * kvs, vrows + <usize>b * hb, hd);
+        else memory.fill(vrows + <usize>b * hb, 0, hb);
+      }
       for (let i = ti0 * gqa; i < nh; i++) {
         const ti = i / gqa, j = i - ti * gqa;
-        const qp = q + <usize>(t0 + ti) * qs + <usize>(g * gqa + j) * hb;
-        const sc = dot_f32(row, qp, hd) * scale;
-        const sp = st + (<usize>i << 4);
+        const sp = st + (<usize>i << 5);
+        const sc = v128.load(sp, 16);
         const m = load<f32>(sp);
-        if (sc > m) {
-          // new maximum: rescale this row's sum and output
-          const c = exp1(m - sc);
-          store<f32>(sp, sc);
-          store<f32>(sp, load<f32>(sp, 4) * c + 1, 4);
-          store<f32>(sp, 1, 8);
-          const op = o + <usize>(t0 + ti) * os + <usize>(g * gqa + j) * hb;
+        const bm = hmax_f32x4(sc);
+        const mn = bm > m ? bm : m;
+        const wv = exp4(f32x4.sub(sc, f32x4.splat(mn)));
+        const op = o + <usize>(t0 + ti) * os + <usize>(g * gqa + j) * hb;
+        let ssum = load<f32>(sp, 4);
+        if (mn > m) {
+          const c = exp1(m - mn);
+          ssum *= c;
           const cv = f32x4.splat(c);
           let e = 0;
           for (; e + 4 <= hd; e += 4) { const oo = op + (<usize>e << 2); v128.store(oo, f32x4.mul(v128.load(oo), cv)); }
           for (; e < hd; e++) { const oo = op + (<usize>e << 2); store<f32>(oo, load<f32>(oo) * c); }
-        } else {
-          const pw = exp1(sc - m);
-          store<f32>(sp, load<f32>(sp, 4) + pw, 4);
-          store<f32>(sp, pw, 8);
+          store<f32>(sp, mn);
         }
-      }
-      f16_row_to_f32(vp0 + <usize>p * kvs, row, hd);
-      for (let i = ti0 * gqa; i < nh; i++) {
-        const ti = i / gqa, j = i - ti * gqa;
-        axpy(o + <usize>(t0 + ti) * os + <usize>(g * gqa + j) * hb, row, load<f32>(st + (<usize>i << 4), 8), hd);
+        store<f32>(sp, ssum + hsum_f32x4(wv), 4);
+        const w0 = i32x4.shuffle(wv, wv, 0, 0, 0, 0), w1 = i32x4.shuffle(wv, wv, 1, 1, 1, 1);
+        const w2 = i32x4.shuffle(wv, wv, 2, 2, 2, 2), w3 = i32x4.shuffle(wv, wv, 3, 3, 3, 3);
+        const wf0 = f32x4.extract_lane(wv, 0), wf1 = f32x4.extract_lane(wv, 1), wf2 = f32x4.extract_lane(wv, 2), wf3 = f32x4.extract_lane(wv, 3);
+        let e = 0;
+        for (; e + 4 <= hd; e += 4) {
+          const oo = op + (<usize>e << 2), vo = vrows + (<usize>e << 2);
+          const acc = f32x4.add(f32x4.add(f32x4.mul(v128.load(vo), w0), f32x4.mul(v128.load(vo + hb), w1)),
+            f32x4.add(f32x4.mul(v128.load(vo + 2 * hb), w2), f32x4.mul(v128.load(vo + 3 * hb), w3)));
+          v128.store(oo, f32x4.add(v128.load(oo), acc));
+        }
+        for (; e < hd; e++) {
+          const oo = op + (<usize>e << 2), vo = vrows + (<usize>e << 2);
+          store<f32>(oo, load<f32>(oo) + (load<f32>(vo) * wf0 + load<f32>(vo + hb) * wf1) + (load<f32>(vo + 2 * hb) * wf2 + load<f32>(vo + 3 * hb) * wf3));
+        }
       }
     }
     for (let i = 0; i < nh; i++) {
       const ti = i / gqa, j = i - ti * gqa;
-      const sv = load<f32>(st + (<usize>i << 4), 4);
+      const sv = load<f32>(st + (<usize>i << 5), 4);
       const inv: f32 = sv > 0 ? <f32>1 / sv : 0;
       const op = o + <usize>(t0 + ti) * os + <usize>(g * gqa + j) * hb;
       const iv = f32x4.splat(inv);

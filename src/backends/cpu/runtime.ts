@@ -595,7 +595,7 @@ class Runtime implements CpuRuntime {
     const gqa = nHead / nKvHead;
     // work items: tiles of ATT_TILE query tokens x kv heads (see kernels/kernels.ts attn_f16)
     const items = Math.ceil(nTokens / ATT_TILE) * nKvHead;
-    const scr = this.ensureAttnScratch(items * (headDim + 4 * ATT_TILE * gqa) * 4);
+    const scr = this.ensureAttnScratch(items * (5 * headDim + 8 * ATT_TILE * gqa) * 4);
     this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nKvHead, headDim, gqa, p.kvBase, p.scale, scr, nTokens);
   }
 
