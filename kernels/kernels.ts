@@ -1104,9 +1104,10 @@ export function scale(i0: i32, i1: i32, x: usize, y: usize, s: f32): void {
 }
 
 // Attention of query rows over an f16 K/V cache: scores, online softmax and the weighted sum of V fused.
-// Work item r = tile * nKvHead + g: up to ATT_TILE consecutive query tokens (tile*ATT_TILE ..) times the
-// gqa query heads h = g*gqa .. g*gqa+gqa-1 that share kv head g, so each K and V row is widened to f32 once
-// for all of them. Query t sees kv positions [0, kvBase + t + 1) (causal). q: f32, token t head h at
+// Work item r = (tile * nKvHead + g) * hsplit + part: up to ATT_TILE consecutive query tokens
+// (tile*ATT_TILE ..) times the query heads of part `part` of the gqa heads h = g*gqa .. g*gqa+gqa-1 that
+// share kv head g, so each K and V row is widened to f32 once for all of them (hsplit > 1 splits a group's
+// heads over threads when there are fewer kv heads than threads; gqaSplit = gqa | hsplit << 16). Query t sees kv positions [0, kvBase + t + 1) (causal). q: f32, token t head h at
 // q + t*qs + h*hd*4; scores are q.k * scale. K/V: position p, kv head g at k + p*kvs + g*hd*2.
 // out: f32, token t head h at o + t*os + h*hd*4.
 // Positions go in blocks of 4: four scores per (token, head), one vector exp, then the four widened V rows
@@ -1115,11 +1116,18 @@ export function scale(i0: i32, i1: i32, x: usize, y: usize, s: f32): void {
 // (token, head) the running max, the running sum, 2 unused and the block's 4 weights.
 const ATT_TILE = 4;
 export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usize, kvs: usize, o: usize, os: usize,
-  nKvHead: i32, hd: i32, gqa: i32, kvBase: i32, scale: f32, scr: usize, nTok: i32): void {
-  const scrStride = <usize>(5 * hd + 8 * ATT_TILE * gqa) << 2;
+  nKvHead: i32, hd: i32, gqaSplit: i32, kvBase: i32, scale: f32, scr: usize, nTok: i32): void {
+  const gqaAll = gqaSplit & 0xffff, hsplit = gqaSplit >> 16;
+  const hper = (gqaAll + hsplit - 1) / hsplit;
+  const scrStride = <usize>(5 * hd + 8 * ATT_TILE * hper) << 2;
   const hb = <usize>hd << 2;
   for (let r = r0; r < r1; r++) {
-    const tile = r / nKvHead, g = r - tile * nKvHead;
+    const grp = r / hsplit, part = r - grp * hsplit;
+    const tile = grp / nKvHead, g = grp - tile * nKvHead;
+    // this item's heads: h = g*gqaAll + hoff + j for j < gqa
+    const hoff = part * hper;
+    const gqa = min(hper, gqaAll - hoff);
+    if (gqa <= 0) continue;
     const t0 = tile * ATT_TILE, nt = min(ATT_TILE, nTok - t0);
     const kp0 = k + <usize>(g * hd) * 2, vp0 = v + <usize>(g * hd) * 2;
     const krow = scr + <usize>r * scrStride, vrows = krow + hb, st = vrows + 4 * hb;
@@ -1130,7 +1138,7 @@ export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usi
       const sp = st + (<usize>i << 5);
       store<f32>(sp, -Infinity);
       store<f32>(sp, 0, 4);
-      memory.fill(o + <usize>(t0 + ti) * os + <usize>(g * gqa + j) * hb, 0, hb);
+      memory.fill(o + <usize>(t0 + ti) * os + <usize>(g * gqaAll + hoff + j) * hb, 0, hb);
     }
     const nKvMax = kvBase + t0 + nt;
     for (let p0 = 0; p0 < nKvMax; p0 += 4) {
@@ -1148,7 +1156,7 @@ export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usi
         for (let i = ti0 * gqa; i < nh; i++) {
           const ti = i / gqa, j = i - ti * gqa;
           if (p >= kvBase + t0 + ti + 1) continue;
-          const qp = q + <usize>(t0 + ti) * qs + <usize>(g * gqa + j) * hb;
+          const qp = q + <usize>(t0 + ti) * qs + <usize>(g * gqaAll + hoff + j) * hb;
           store<f32>(st + (<usize>i << 5) + 16 + (<usize>b << 2), dot_f32(krow, qp, hd) * scale);
         }
       }
@@ -1165,7 +1173,7 @@ export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usi
         const bm = hmax_f32x4(sc);
         const mn = bm > m ? bm : m;
         const wv = exp4(f32x4.sub(sc, f32x4.splat(mn)));
-        const op = o + <usize>(t0 + ti) * os + <usize>(g * gqa + j) * hb;
+        const op = o + <usize>(t0 + ti) * os + <usize>(g * gqaAll + hoff + j) * hb;
         let ssum = load<f32>(sp, 4);
         if (mn > m) {
           const c = exp1(m - mn);
@@ -1197,7 +1205,7 @@ export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usi
       const ti = i / gqa, j = i - ti * gqa;
       const sv = load<f32>(st + (<usize>i << 5), 4);
       const inv: f32 = sv > 0 ? <f32>1 / sv : 0;
-      const op = o + <usize>(t0 + ti) * os + <usize>(g * gqa + j) * hb;
+      const op = o + <usize>(t0 + ti) * os + <usize>(g * gqaAll + hoff + j) * hb;
       const iv = f32x4.splat(inv);
       let e = 0;
       for (; e + 4 <= hd; e += 4) { const oo = op + (<usize>e << 2); v128.store(oo, f32x4.mul(v128.load(oo), iv)); }

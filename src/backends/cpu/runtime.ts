@@ -105,6 +105,11 @@ export function weightRowBytes(wtype: number, cols: number): number {
   return (cols / k.block) * k.bytes;
 }
 
+function attnScratchBytes(nTokens: number, nKvHead: number, headDim: number, gqa: number, hsplit: number): number {
+  const items = Math.ceil(nTokens / ATT_TILE) * nKvHead * hsplit;
+  return items * (5 * headDim + 8 * ATT_TILE * Math.ceil(gqa / hsplit)) * 4;
+}
+
 function rowBytesOf(type: number, cols: number): number {
   const t = ggmlTypeInfo(type);
   if (!t) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `unknown ggml type ${type}`);
@@ -182,8 +187,8 @@ export interface CpuRuntime {
   release(mark: number): void;
   /** bytes in use (from the start of the memory) */
   used(): number;
-  /** reserve the internal scratch (quantized activations, rope table) for the largest shapes up front */
-  reserve(maxTokens: number, maxCols: number, maxRopeDims?: number): void;
+  /** reserve the internal scratch (quantized activations, rope table, attention) for the largest shapes up front */
+  reserve(maxTokens: number, maxCols: number, maxRopeDims?: number, attention?: { nHead: number; nKvHead: number; headDim: number }): void;
   /** views on the current memory buffer (valid until the memory grows) */
   f32(ptr: number, length: number): Float32Array;
   u8(ptr: number, length: number): Uint8Array;
@@ -409,7 +414,17 @@ class Runtime implements CpuRuntime {
     }
     return this.ropeTab;
   }
-  reserve(maxTokens: number, maxCols: number, maxRopeDims = 0): void {
+  reserve(maxTokens: number, maxCols: number, maxRopeDims = 0, attention?: { nHead: number; nKvHead: number; headDim: number }): void {
+    if (attention) {
+      const { nHead, nKvHead, headDim } = attention;
+      const gqa = nHead / nKvHead;
+      let most = 0;
+      for (const n of [1, maxTokens]) {
+        const groups = Math.ceil(n / ATT_TILE) * nKvHead;
+        most = Math.max(most, attnScratchBytes(n, nKvHead, headDim, gqa, Math.min(gqa, Math.ceil(this.threads / groups))));
+      }
+      this.ensureAttnScratch(most);
+    }
     this.ensureScratch(maxTokens * activationRowBytes(GgmlType.Q8_1, alignUp(maxCols, 256)) * 1.2);
     this.ensureAux(maxTokens * (alignUp(maxCols, 32) / 32) * 20);
     if (maxRopeDims) this.ensureRopeTable(maxTokens * maxRopeDims);
@@ -593,10 +608,13 @@ class Runtime implements CpuRuntime {
     const os = p.outStride ?? nHead * headDim * 4;
     const work = nTokens * nHead * headDim * (p.kvBase + nTokens) * 2;
     const gqa = nHead / nKvHead;
-    // work items: tiles of ATT_TILE query tokens x kv heads (see kernels/kernels.ts attn_f16)
-    const items = Math.ceil(nTokens / ATT_TILE) * nKvHead;
-    const scr = this.ensureAttnScratch(items * (5 * headDim + 8 * ATT_TILE * gqa) * 4);
-    this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nKvHead, headDim, gqa, p.kvBase, p.scale, scr, nTokens);
+    // work items: tiles of ATT_TILE query tokens x kv heads (see kernels/kernels.ts attn_f16), the heads of
+    // a kv head split in parts when there are fewer items than threads
+    const groups = Math.ceil(nTokens / ATT_TILE) * nKvHead;
+    const hsplit = Math.min(gqa, Math.ceil(this.threads / groups));
+    const items = groups * hsplit;
+    const scr = this.ensureAttnScratch(attnScratchBytes(nTokens, nKvHead, headDim, gqa, hsplit));
+    this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nKvHead, headDim, gqa | (hsplit << 16), p.kvBase, p.scale, scr, nTokens);
   }
 
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void {

@@ -266,7 +266,7 @@ for (const threads of [1, 2]) {
       rt.release(m);
     });
 
-    for (const [nTok, nHead, nKv, hd, kvBase] of [[3, 4, 2, 44, 5], [1, 3, 3, 16, 0], [2, 8, 2, 64, 37], [1, 4, 1, 128, 200], [9, 4, 2, 32, 0], [6, 2, 1, 24, 3]] as const) {
+    for (const [nTok, nHead, nKv, hd, kvBase] of [[3, 4, 2, 44, 5], [1, 3, 3, 16, 0], [2, 8, 2, 64, 37], [1, 4, 1, 128, 200], [9, 4, 2, 32, 0], [6, 2, 1, 24, 3], [1, 3, 1, 32, 9], [2, 5, 1, 16, 4]] as const) {
     it(`attention over an f16 KV cache (${nTok} tokens, ${nHead}/${nKv} heads, head ${hd}, ${kvBase} cached)`, () => {
       const rnd = rng(11 + hd), nPos = kvBase + nTok;
       const q = randomF32(nTok * nHead * hd, rnd);
@@ -309,6 +309,17 @@ describe('cpu runtime threads', () => {
       rt.add(a, a, y, 0);
       // rows out of bounds trap in both threads
       assert.throws(() => rt.matmulQ(GgmlType.Q8_0, 0xfff00000, 64, 256, a, 1, y), (e: Error & { code?: string }) => e.code === 'KERNEL_FAILED');
+      // after reserve(), ops of the reserved shapes allocate nothing
+      rt.reserve(5, 256, 64, { nHead: 4, nKvHead: 2, headDim: 64 });
+      const x = rt.alloc(5 * 256 * 4), w = rt.alloc(8 * 144), out = rt.alloc(8 * 5 * 4);
+      const kv = rt.alloc(9 * 2 * 64 * 2), q = rt.alloc(5 * 4 * 64 * 4), o = rt.alloc(5 * 4 * 64 * 4);
+      const top = rt.mark();
+      rt.matmul(GgmlType.Q4_K, w, 8, 256, x, 5, out);
+      rt.matmul(GgmlType.Q8_0, w, 4, 64, x, 5, out);
+      rt.rope({ x: q, nTokens: 5, nHead: 4, headDim: 64, nDims: 64, positions: [0, 1, 2, 3, 4], freqBase: 1e4, neox: true });
+      rt.attention({ q, k: kv, v: kv, out: o, nTokens: 5, nHead: 4, nKvHead: 2, headDim: 64, kvBase: 4, scale: 0.125 });
+      rt.attention({ q, k: kv, v: kv, out: o, nTokens: 1, nHead: 4, nKvHead: 2, headDim: 64, kvBase: 8, scale: 0.125 });
+      assert.equal(rt.mark(), top);
       // the pool still works afterwards
       rt.f32(a, 32).fill(1);
       rt.add(a, a, y, 16);
