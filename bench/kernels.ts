@@ -85,5 +85,29 @@ for (const threads of THREADS) {
       `  matmul x${TOKENS}: ${((2 * rows * COLS * TOKENS) / tp / 1e9).toFixed(1)} GFLOP/s`);
     rt.release(m);
   }
+  // decode attention over an f16 cache (Qwen3-0.6B shape: 16 heads, 8 kv heads, head 128)
+  for (const ctx of [512, 2048]) {
+    const m = rt.mark();
+    const nHead = 16, nKv = 8, hd = 128;
+    const q = rt.alloc(nHead * hd * 4), out = rt.alloc(nHead * hd * 4);
+    const k = rt.alloc(ctx * nKv * hd * 2), v = rt.alloc(ctx * nKv * hd * 2);
+    rt.u16(k, ctx * nKv * hd).fill(0x3000); rt.u16(v, ctx * nKv * hd).fill(0x3400);
+    rt.f32(q, nHead * hd).fill(0.01);
+    const ta = time(() => rt.attention({ q, k, v, out, nTokens: 1, nHead, nKvHead: nKv, headDim: hd, kvBase: ctx - 1, scale: 0.088 }), threads);
+    console.log(`  attention decode, ctx ${ctx} (16/8 heads x 128): ${(ta * 1e6).toFixed(0)} us per layer (KV ${(2 * ctx * nKv * hd * 2 / ta / 1e9).toFixed(2)} GB/s)`);
+    rt.release(m);
+  }
+  {
+    // prefill attention: 128 new tokens over an empty cache, same shape
+    const m = rt.mark();
+    const nTok = 128, nHead = 16, nKv = 8, hd = 128;
+    const q = rt.alloc(nTok * nHead * hd * 4), out = rt.alloc(nTok * nHead * hd * 4);
+    const k = rt.alloc(nTok * nKv * hd * 2), v = rt.alloc(nTok * nKv * hd * 2);
+    rt.u16(k, nTok * nKv * hd).fill(0x3000); rt.u16(v, nTok * nKv * hd).fill(0x3400);
+    rt.f32(q, nTok * nHead * hd).fill(0.01);
+    const ta = time(() => rt.attention({ q, k, v, out, nTokens: nTok, nHead, nKvHead: nKv, headDim: hd, kvBase: 0, scale: 0.088 }), threads);
+    console.log(`  attention prefill, 128 tokens (16/8 heads x 128): ${(ta * 1e3).toFixed(2)} ms per layer`);
+    rt.release(m);
+  }
   await rt.close();
 }

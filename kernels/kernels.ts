@@ -25,6 +25,9 @@
 // ---------------------------------------------------------------------------------------------
 // f16 <-> f32
 
+// weight rows per cache tile in the matmul kernels
+const ROW_TILE = 8;
+
 @inline function h2f(h: u32): f32 {
   const m = (h & 0x7fff) << 13;
   let b = reinterpret<u32>(reinterpret<f32>(m) * reinterpret<f32>(0x77800000));
@@ -55,6 +58,14 @@
   return v128.or(b, i32x4.shl(v128.and(hv, i32x4.splat(0x8000)), 16));
 }
 
+// f16 -> f32 for finite values (normal and subnormal): 4 ops per 4 values; inf/nan become large finite
+// values, acceptable for a KV cache (h2f4 is the exact version)
+@inline function h2f4_finite(h32: v128): v128 {
+  // (h << 16) >> 3 (arithmetic) puts exponent and mantissa in f32 position and copies the sign into bits
+  // 31..28; clearing bits 30..28 leaves sign | e<<23 | m<<13, then 2^112 rebiases the exponent
+  const b = v128.and(i32x4.shr_s(i32x4.shl(h32, 16), 3), i32x4.splat(0x8fffffff));
+  return f32x4.mul(b, f32x4.splat(reinterpret<f32>(0x77800000)));
+}
 // 4 f32 -> 4 f16 in the low 16 bits of i32 lanes (same algorithm as f2h)
 @inline function f2h4(f: v128): v128 {
   let base = f32x4.mul(f32x4.mul(f32x4.abs(f), f32x4.splat(reinterpret<f32>(0x77800000))), f32x4.splat(reinterpret<f32>(0x08800000)));
@@ -200,9 +211,9 @@ export function quantize_q8_K(r0: i32, r1: i32, x: usize, xs: usize, y: usize, y
 // w: weight rows (ws bytes apart), a: quantized activations (as bytes apart), y: f32 (ys bytes per token)
 // nb: blocks per row
 
-// Q8_0 activation side table ("aux"), per activation row: f32 d[nb] (the f16 scale widened) then i32
-// sum[nb] (sum of the block's quants), so the legacy kernels need no f16 conversion of activation scales
-// and can fold a weight offset (Q4_0's -8, Q5_0's -16) out of the inner loop as offset * sum.
+// Q8_0 activation side table ("aux"), per activation row (20*nb bytes): f32 d[nb] (the f16 scale widened),
+// then per block an i32x4 (8*sum(q), 0, 0, 0), so the kernels convert no activation scales and fold Q4_0's
+// -8 offset out of the inner loop (one vector subtract per block instead of an offset per value).
 export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: usize, nb: i32): void {
   for (let r = r0; r < r1; r++) {
     let ap = a + <usize>r * as;
@@ -211,10 +222,17 @@ export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
       store<f32>(xp + (b << 2), h2f(load<u16>(ap)));
       const q0 = v128.load(ap, 2), q1 = v128.load(ap, 18);
       const s16 = i16x8.add(i16x8.extadd_pairwise_i8x16_s(q0), i16x8.extadd_pairwise_i8x16_s(q1));
-      store<i32>(xp + (<usize>nb << 2) + (b << 2), hsum_i32x4(i32x4.extadd_pairwise_i16x8_s(s16)));
+      v128.store(xp + (<usize>nb << 2) + (b << 4), i32x4.replace_lane(i32x4.splat(0), 0, hsum_i32x4(i32x4.extadd_pairwise_i16x8_s(s16)) << 3));
       ap += 34;
     }
   }
+}
+
+// 32 nibbles (low or high halves of 4 u16-widened byte vectors) . 32 int8 at a
+@inline function dot32_u16(x0: v128, x1: v128, x2: v128, x3: v128, a: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(x0, v128.load8x8_s(a)), i32x4.dot_i16x8_s(x1, v128.load8x8_s(a, 8))),
+    i32x4.add(i32x4.dot_i16x8_s(x2, v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(x3, v128.load8x8_s(a, 24))));
 }
 
 // four i32x4 partial sums -> one i32x4 of their horizontal sums
@@ -241,30 +259,26 @@ export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
     i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(v0, 4), v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(i16x8.shr_u(v1, 4), v128.load8x8_s(a, 24))));
 }
 
-// sum_b d_w[b]*d_a[b]*(sum_j qw[j]*qa[j] - 8*sum_j qa[j]), four blocks at a time
+// sum_b d_w[b]*d_a[b]*(sum_j qw[j]*qa[j] - 8*sum_j qa[j]), one block per iteration (see dot_q4_0x4)
 @inline function dot_q4_0(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
-  const as = ax + (<usize>nb << 2);
-  let b = 0;
-  for (; b + 4 <= nb; b += 4) {
-    const d = f32x4.mul(h2f_4(w, 18), v128.load(ax + (<usize>b << 2)));
-    let s = hsum4_i32(q4_block(w + 2, a + 2), q4_block(w + 20, a + 36), q4_block(w + 38, a + 70), q4_block(w + 56, a + 104));
-    s = i32x4.sub(s, i32x4.shl(v128.load(as + (<usize>b << 2)), 3));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
-    w += 72; a += 136;
+  let cp = ax + (<usize>nb << 2), dp = ax;
+  const we = w + <usize>nb * 18;
+  while (w < we) {
+    const p = i32x4.sub(q4_block(w + 2, a + 2), v128.load(cp));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(h2f(load<u16>(w)) * load<f32>(dp))));
+    w += 18; a += 34; cp += 16; dp += 4;
   }
-  let r = hsum_f32x4(acc);
-  for (; b < nb; b++) {
-    const s = hsum_i32x4(q4_block(w + 2, a + 2)) - (load<i32>(as + (<usize>b << 2)) << 3);
-    r += h2f(load<u16>(w)) * load<f32>(ax + (<usize>b << 2)) * <f32>s;
-    w += 18; a += 34;
-  }
-  return r;
+  return hsum_f32x4(acc);
 }
 export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_0(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_0(w + <usize>r * ws, at, ax + <usize>t * axs, nb));
+    }
   }
 }
 
@@ -283,108 +297,144 @@ export function repack_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, nb: i32): v
     }
   }
 }
+// One block per loop iteration: TurboFan hoists every load of a straight-line body to its top, so
+// unrolled bodies keep ~24 vectors live and spill; a short loop body does not. The block sums stay exact
+// integers per lane (the -8 offset is subtracted in lane 0); only the float summation order differs.
 @inline function dot_q4_0x4(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
-  const as = ax + (<usize>nb << 2);
+  let cp = ax + (<usize>nb << 2);
+  const m = i16x8.splat(0x0f);
   for (let b = 0; b < nb; b += 4) {
-    const d = f32x4.mul(h2f4(v128.load16x4_u(w)), v128.load(ax + (<usize>b << 2)));
-    let s = hsum4_i32(q4_block(w + 8, a + 2), q4_block(w + 24, a + 36), q4_block(w + 40, a + 70), q4_block(w + 56, a + 104));
-    s = i32x4.sub(s, i32x4.shl(v128.load(as + (<usize>b << 2)), 3));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
+    let dv = f32x4.mul(h2f4(v128.load16x4_u(w)), v128.load(ax + (<usize>b << 2)));
+    let q = w + 8, ap = a + 2;
+    const qe = q + 64;
+    while (q < qe) {
+      const u0 = v128.load8x8_u(q), u1 = v128.load8x8_u(q, 8);
+      const p = i32x4.sub(dot32_u16(v128.and(u0, m), v128.and(u1, m), i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), ap), v128.load(cp));
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
+      dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
+      q += 16; ap += 34; cp += 16;
+    }
     w += 72; a += 136;
   }
   return hsum_f32x4(acc);
 }
 export function mm_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_0x4(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_0x4(w + <usize>r * ws, at, xt, nb));
+    }
   }
 }
 
-@inline function dot_q4_1(w: usize, a: usize, nb: i32): f32 {
+// Q8_1 activation side table, per activation row (8*nb bytes): f32 d[nb], then f32 s[nb] (the f16 fields widened)
+export function q8_1_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    let ap = a + <usize>r * as;
+    const xp = ax + <usize>r * axs;
+    for (let b: usize = 0; b < <usize>nb; b++) {
+      store<f32>(xp + (b << 2), h2f(load<u16>(ap)));
+      store<f32>(xp + (<usize>nb << 2) + (b << 2), h2f(load<u16>(ap, 2)));
+      ap += 36;
+    }
+  }
+}
+
+// 5th bits of a Q5 block's 32 values (qh) as 0x10 on the u16 lanes matching the nibble layout of
+// load8x8_u(qs) / load8x8_u(qs, 8): elements 0..7, 8..15 (low nibbles) and 16..23, 24..31 (high nibbles)
+@inline function q5_hbits(qh: u32, shift: u32, half: i32): v128 {
+  const v = i16x8.splat(<i16>((qh >> shift) & 0xffff));
+  const bits = half ? i16x8(0x100, 0x200, 0x400, 0x800, 0x1000, 0x2000, 0x4000, -0x8000) : i16x8(1, 2, 4, 8, 16, 32, 64, 128);
+  return v128.and(i16x8.eq(v128.and(v, bits), bits), i16x8.splat(0x10));
+}
+// one Q4_1/Q5_0/Q5_1-style block: 16 bytes of nibbles at q (+ 5th bits when qh is given) . 32 int8 at a
+@inline function q45_block(q: usize, a: usize, five: bool, qh: u32): v128 {
+  const m = i16x8.splat(0x0f);
+  const u0 = v128.load8x8_u(q), u1 = v128.load8x8_u(q, 8);
+  let x0 = v128.and(u0, m), x1 = v128.and(u1, m), x2 = i16x8.shr_u(u0, 4), x3 = i16x8.shr_u(u1, 4);
+  if (five) {
+    x0 = v128.or(x0, q5_hbits(qh, 0, 0)); x1 = v128.or(x1, q5_hbits(qh, 0, 1));
+    x2 = v128.or(x2, q5_hbits(qh, 16, 0)); x3 = v128.or(x3, q5_hbits(qh, 16, 1));
+  }
+  return dot32_u16(x0, x1, x2, x3, a);
+}
+
+// Q4_1 / Q5_1 x Q8_1: sum_b dw*da*isum + mw*sa, scales of 4 blocks widened at once
+@inline function dot_q4_1_q5_1(w: usize, a: usize, ax: usize, nb: i32, five: bool): f32 {
+  const bb: usize = five ? 24 : 20, qo: usize = five ? 8 : 4;
+  let acc = f32x4.splat(0), accm = f32x4.splat(0);
+  const sx = ax + (<usize>nb << 2);
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    let dv = f32x4.mul(h2f_4(w, bb), v128.load(ax + (<usize>b << 2)));
+    accm = f32x4.add(accm, f32x4.mul(h2f_4(w + 2, bb), v128.load(sx + (<usize>b << 2))));
+    const we = w + 4 * bb;
+    while (w < we) {
+      const p = q45_block(w + qo, a + 4, five, five ? load<u32>(w, 4) : 0);
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
+      dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
+      w += bb; a += 36;
+    }
+  }
+  let r = hsum_f32x4(acc) + hsum_f32x4(accm);
+  for (; b < nb; b++) {
+    const p = hsum_i32x4(q45_block(w + qo, a + 4, five, five ? load<u32>(w, 4) : 0));
+    r += h2f(load<u16>(w)) * load<f32>(ax + (<usize>b << 2)) * <f32>p + h2f(load<u16>(w, 2)) * load<f32>(sx + (<usize>b << 2));
+    w += bb; a += 36;
+  }
+  return r;
+}
+export function mm_q4_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_1_q5_1(w + <usize>r * ws, at, xt, nb, false));
+    }
+  }
+}
+export function mm_q5_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_1_q5_1(w + <usize>r * ws, at, xt, nb, true));
+    }
+  }
+}
+
+// Q5_0 x Q8_0 (aux table): values (nibble | 5th bit) - 16, the offset folded out as 2 * (8 * sum(q))
+@inline function dot_q5_0(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
-  let accm: f32 = 0;
-  const m4 = i8x16.splat(0x0f);
-  const end = w + <usize>nb * 20;
-  while (w < end) {
-    const d = h2f(load<u16>(w)) * h2f(load<u16>(a));
-    accm += h2f(load<u16>(w, 2)) * h2f(load<u16>(a, 2));
-    const q = v128.load(w, 4);
-    const lo = v128.and(q, m4);
-    const hi = v128.and(i16x8.shr_u(q, 4), m4);
-    const p = i32x4.add(dot_u8s8(lo, v128.load(a, 4)), dot_u8s8(hi, v128.load(a, 20)));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(d)));
-    w += 20; a += 36;
+  let cp = ax + (<usize>nb << 2);
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    let dv = f32x4.mul(h2f_4(w, 22), v128.load(ax + (<usize>b << 2)));
+    const we = w + 88;
+    while (w < we) {
+      const p = i32x4.sub(q45_block(w + 6, a + 2, true, load<u32>(w, 2)), i32x4.shl(v128.load(cp), 1));
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
+      dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
+      w += 22; a += 34; cp += 16;
+    }
   }
-  return hsum_f32x4(acc) + accm;
-}
-export function mm_q4_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_1(wr, a + <usize>t * as, nb));
+  let r = hsum_f32x4(acc);
+  for (; b < nb; b++) {
+    const p = hsum_i32x4(q45_block(w + 6, a + 2, true, load<u32>(w, 2))) - (load<i32>(cp) << 1);
+    r += h2f(load<u16>(w)) * load<f32>(ax + (<usize>b << 2)) * <f32>p;
+    w += 22; a += 34; cp += 16;
   }
+  return r;
 }
-
-// expand the 32 bits of qh into two byte vectors holding 0x10 where the bit is set
-@inline function qh_bits_lo(qh: u32): v128 {
-  const v = i32x4.splat(qh);
-  const b = i8x16.shuffle(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-  const bit = i64x2.splat(0x8040201008040201);
-  return v128.and(i8x16.eq(v128.and(b, bit), bit), i8x16.splat(0x10));
-}
-@inline function qh_bits_hi(qh: u32): v128 {
-  const v = i32x4.splat(qh);
-  const b = i8x16.shuffle(v, v, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-  const bit = i64x2.splat(0x8040201008040201);
-  return v128.and(i8x16.eq(v128.and(b, bit), bit), i8x16.splat(0x10));
-}
-
-@inline function dot_q5_0(w: usize, a: usize, nb: i32): f32 {
-  let acc = f32x4.splat(0);
-  const m4 = i8x16.splat(0x0f), s16 = i8x16.splat(16);
-  const end = w + <usize>nb * 22;
-  while (w < end) {
-    const d = h2f(load<u16>(w)) * h2f(load<u16>(a));
-    const qh = load<u32>(w, 2);
-    const q = v128.load(w, 6);
-    const lo = i8x16.sub(v128.or(v128.and(q, m4), qh_bits_lo(qh)), s16);
-    const hi = i8x16.sub(v128.or(v128.and(i16x8.shr_u(q, 4), m4), qh_bits_hi(qh)), s16);
-    const p = i32x4.add(dot_s8s8(lo, v128.load(a, 2)), dot_s8s8(hi, v128.load(a, 18)));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(d)));
-    w += 22; a += 34;
-  }
-  return hsum_f32x4(acc);
-}
-export function mm_q5_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q5_0(wr, a + <usize>t * as, nb));
-  }
-}
-
-@inline function dot_q5_1(w: usize, a: usize, nb: i32): f32 {
-  let acc = f32x4.splat(0);
-  let accm: f32 = 0;
-  const m4 = i8x16.splat(0x0f);
-  const end = w + <usize>nb * 24;
-  while (w < end) {
-    const d = h2f(load<u16>(w)) * h2f(load<u16>(a));
-    accm += h2f(load<u16>(w, 2)) * h2f(load<u16>(a, 2));
-    const qh = load<u32>(w, 4);
-    const q = v128.load(w, 8);
-    const lo = v128.or(v128.and(q, m4), qh_bits_lo(qh));
-    const hi = v128.or(v128.and(i16x8.shr_u(q, 4), m4), qh_bits_hi(qh));
-    const p = i32x4.add(dot_u8s8(lo, v128.load(a, 4)), dot_u8s8(hi, v128.load(a, 20)));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(d)));
-    w += 24; a += 36;
-  }
-  return hsum_f32x4(acc) + accm;
-}
-export function mm_q5_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q5_1(wr, a + <usize>t * as, nb));
+export function mm_q5_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q5_0(w + <usize>r * ws, at, xt, nb));
+    }
   }
 }
 
@@ -397,10 +447,13 @@ export function mm_q5_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   let acc = f32x4.splat(0);
   let b = 0;
   for (; b + 4 <= nb; b += 4) {
-    const d = f32x4.mul(h2f_4(w, 34), v128.load(ax + (<usize>b << 2)));
-    const s = hsum4_i32(q8_block(w + 2, a + 2), q8_block(w + 36, a + 36), q8_block(w + 70, a + 70), q8_block(w + 104, a + 104));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
-    w += 136; a += 136;
+    let dv = f32x4.mul(h2f_4(w, 34), v128.load(ax + (<usize>b << 2)));
+    const we = w + 136;
+    while (w < we) {
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(q8_block(w + 2, a + 2)), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
+      dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
+      w += 34; a += 34;
+    }
   }
   let r = hsum_f32x4(acc);
   for (; b < nb; b++) {
@@ -410,9 +463,13 @@ export function mm_q5_1(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return r;
 }
 export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q8_0(wr, a + <usize>t * as, ax + <usize>t * axs, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q8_0(w + <usize>r * ws, at, ax + <usize>t * axs, nb));
+    }
   }
 }
 
@@ -439,13 +496,6 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   const od = i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
   return hsum_i32x4(i32x4.dot_i16x8_s(i16x8.add(ev, od), i16x8.extend_high_i8x16_u(smv)));
 }
-// 32 nibbles (low or high halves of 4 u16-widened byte vectors) . 32 int8 at a
-@inline function dot32_u16(x0: v128, x1: v128, x2: v128, x3: v128, a: usize): v128 {
-  return i32x4.add(
-    i32x4.add(i32x4.dot_i16x8_s(x0, v128.load8x8_s(a)), i32x4.dot_i16x8_s(x1, v128.load8x8_s(a, 8))),
-    i32x4.add(i32x4.dot_i16x8_s(x2, v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(x3, v128.load8x8_s(a, 24))));
-}
-
 @inline function dot_q4_K(w: usize, a: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
   let accm: f32 = 0;
@@ -457,19 +507,19 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     const dmin = h2f(load<u16>(w, 2)) * ad;
     const smv = k4_scales(w + 4);
     accm += dmin * <f32>k4_summins(smv, a);
-    const s16 = i16x8.extend_low_i8x16_u(smv);
+    // sub-block scales as i32 pairs (lane 0: low nibbles' scale, lane 1: high nibbles'), rotated per step
+    let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let isum = i32x4.splat(0);
     let qs = w + 16, q8 = a + 4;
-    for (let j = 0; j < 4; j++) {
+    const qe = qs + 128;
+    while (qs < qe) {
       const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
       const lo = dot32_u16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
       const hi = dot32_u16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 32);
-      let sl: i32, sh: i32;
-      if (j == 0) { sl = i16x8.extract_lane_u(s16, 0); sh = i16x8.extract_lane_u(s16, 1); }
-      else if (j == 1) { sl = i16x8.extract_lane_u(s16, 2); sh = i16x8.extract_lane_u(s16, 3); }
-      else if (j == 2) { sl = i16x8.extract_lane_u(s16, 4); sh = i16x8.extract_lane_u(s16, 5); }
-      else { sl = i16x8.extract_lane_u(s16, 6); sh = i16x8.extract_lane_u(s16, 7); }
-      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.splat(sl)), i32x4.mul(hi, i32x4.splat(sh))));
+      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1))));
+      sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
+      sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
       qs += 32; q8 += 64;
     }
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
@@ -478,40 +528,47 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return hsum_f32x4(acc) - accm;
 }
 export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q4_K(wr, a + <usize>t * as, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, nb));
+    }
   }
 }
 
 @inline function dot_q5_K(w: usize, a: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
   let accm: f32 = 0;
-  const m4 = i8x16.splat(0x0f);
+  const m4 = i16x8.splat(0x0f), b4 = i16x8.splat(0x10);
   const end = w + <usize>nb * 176;
   while (w < end) {
     const ad = load<f32>(a);
     const d = h2f(load<u16>(w)) * ad;
     const dmin = h2f(load<u16>(w, 2)) * ad;
-    const sc = w + 4;
-    let summ = 0;
-    for (let j = 0; j < 8; j++) summ += kmin(sc, j) * (<i32>load<i16>(a + 260 + (j << 2)) + <i32>load<i16>(a + 262 + (j << 2)));
-    accm += dmin * <f32>summ;
-    const h0 = v128.load(w, 16), h1 = v128.load(w, 32);
+    const smv = k4_scales(w + 4);
+    accm += dmin * <f32>k4_summins(smv, a);
+    let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    // qh bytes (element l's 5th bits for the 8 sub-blocks) on u16 lanes, shifted right by 2 per step
+    let h0 = v128.load8x8_u(w, 16), h1 = v128.load8x8_u(w, 24), h2 = v128.load8x8_u(w, 32), h3 = v128.load8x8_u(w, 40);
     let isum = i32x4.splat(0);
     let qs = w + 48, q8 = a + 4;
-    let sh = 0;
-    for (let j = 0; j < 4; j++) {
-      const q0 = v128.load(qs), q1 = v128.load(qs, 16);
-      // high bit of element l of sub-block 2j is bit 2j of qh[l], of sub-block 2j+1 bit 2j+1
-      const b0l = v128.and(i8x16.shl(i8x16.shr_u(h0, sh), 4), i8x16.splat(0x10));
-      const b1l = v128.and(i8x16.shl(i8x16.shr_u(h1, sh), 4), i8x16.splat(0x10));
-      const b0h = v128.and(i8x16.shl(i8x16.shr_u(h0, sh + 1), 4), i8x16.splat(0x10));
-      const b1h = v128.and(i8x16.shl(i8x16.shr_u(h1, sh + 1), 4), i8x16.splat(0x10));
-      const lo = i32x4.add(dot_u8s8(v128.or(v128.and(q0, m4), b0l), v128.load(q8)), dot_u8s8(v128.or(v128.and(q1, m4), b1l), v128.load(q8, 16)));
-      const hi = i32x4.add(dot_u8s8(v128.or(v128.and(i16x8.shr_u(q0, 4), m4), b0h), v128.load(q8, 32)), dot_u8s8(v128.or(v128.and(i16x8.shr_u(q1, 4), m4), b1h), v128.load(q8, 48)));
-      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.splat(kscale(sc, 2 * j))), i32x4.mul(hi, i32x4.splat(kscale(sc, 2 * j + 1)))));
-      qs += 32; q8 += 64; sh += 2;
+    const qe = qs + 128;
+    while (qs < qe) {
+      const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
+      const lo = dot32_u16(
+        v128.or(v128.and(u0, m4), v128.and(i16x8.shl(h0, 4), b4)), v128.or(v128.and(u1, m4), v128.and(i16x8.shl(h1, 4), b4)),
+        v128.or(v128.and(u2, m4), v128.and(i16x8.shl(h2, 4), b4)), v128.or(v128.and(u3, m4), v128.and(i16x8.shl(h3, 4), b4)), q8);
+      const hi = dot32_u16(
+        v128.or(i16x8.shr_u(u0, 4), v128.and(i16x8.shl(h0, 3), b4)), v128.or(i16x8.shr_u(u1, 4), v128.and(i16x8.shl(h1, 3), b4)),
+        v128.or(i16x8.shr_u(u2, 4), v128.and(i16x8.shl(h2, 3), b4)), v128.or(i16x8.shr_u(u3, 4), v128.and(i16x8.shl(h3, 3), b4)), q8 + 32);
+      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1))));
+      sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
+      sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
+      h0 = i16x8.shr_u(h0, 2); h1 = i16x8.shr_u(h1, 2); h2 = i16x8.shr_u(h2, 2); h3 = i16x8.shr_u(h3, 2);
+      qs += 32; q8 += 64;
     }
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
     w += 176; a += 292;
@@ -519,45 +576,49 @@ export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return hsum_f32x4(acc) - accm;
 }
 export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q5_K(wr, a + <usize>t * as, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q5_K(w + <usize>r * ws, at, nb));
+    }
   }
 }
 
+// 16 unsigned bytes . 16 int8 at a (activations widened by the load)
+@inline function dot16_u8(u: v128, a: usize): v128 {
+  return i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load8x8_s(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load8x8_s(a, 8)));
+}
 @inline function dot_q6_K(w: usize, a: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
-  const m4 = i16x8.splat(0x0f), m30 = i16x8.splat(0x30);
+  const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
   const end = w + <usize>nb * 210;
   while (w < end) {
     const d = h2f(load<u16>(w, 208)) * load<f32>(a);
-    const sc = w + 192;
     // -32 * sum_j sc[j] * bsums[j]
-    const scv = v128.load(sc);
-    const off = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(scv), v128.load(a, 260)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(scv), v128.load(a, 276)));
+    const scv = v128.load(w, 192);
+    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
+    const off = i32x4.add(i32x4.dot_i16x8_s(s16l, v128.load(a, 260)), i32x4.dot_i16x8_s(s16h, v128.load(a, 276)));
     let isum = i32x4.mul(off, i32x4.splat(-32));
-    let ql = w, qh = w + 128, q8 = a + 4, s = sc;
-    for (let n = 0; n < 2; n++) {
-      for (let l: usize = 0; l < 32; l += 16) {
-        let p1 = i32x4.splat(0), p2 = p1, p3 = p1, p4 = p1;
-        for (let k: usize = 0; k < 16; k += 8) {
-          const qa = v128.load8x8_u(ql + l + k), qb = v128.load8x8_u(ql + l + k, 32), h = v128.load8x8_u(qh + l + k);
-          const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30));
-          const x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
-          const x3 = v128.or(i16x8.shr_u(qa, 4), v128.and(h, m30));
-          const x4 = v128.or(i16x8.shr_u(qb, 4), v128.and(i16x8.shr_u(h, 2), m30));
-          const qp = q8 + l + k;
-          p1 = i32x4.add(p1, i32x4.dot_i16x8_s(x1, v128.load8x8_s(qp)));
-          p2 = i32x4.add(p2, i32x4.dot_i16x8_s(x2, v128.load8x8_s(qp, 32)));
-          p3 = i32x4.add(p3, i32x4.dot_i16x8_s(x3, v128.load8x8_s(qp, 64)));
-          p4 = i32x4.add(p4, i32x4.dot_i16x8_s(x4, v128.load8x8_s(qp, 96)));
-        }
-        const is = s + (l >> 4);
-        isum = i32x4.add(isum, i32x4.add(
-          i32x4.add(i32x4.mul(p1, i32x4.splat(<i32>load<i8>(is))), i32x4.mul(p2, i32x4.splat(<i32>load<i8>(is, 2)))),
-          i32x4.add(i32x4.mul(p3, i32x4.splat(<i32>load<i8>(is, 4))), i32x4.mul(p4, i32x4.splat(<i32>load<i8>(is, 6))))));
-      }
-      ql += 64; qh += 32; q8 += 128; s += 8;
+    // step k = (half n, l/16) uses scales 8n + l/16 + {0, 2, 4, 6}
+    const ev = i8x16.shuffle(s16l, s16h, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29);
+    const od = i8x16.shuffle(s16l, s16h, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+    let v0 = i32x4.extend_low_i16x8_s(ev), v1 = i32x4.extend_low_i16x8_s(od);
+    let v2 = i32x4.extend_high_i16x8_s(ev), v3 = i32x4.extend_high_i16x8_s(od);
+    let ql = w, qh = w + 128, q8 = a + 4;
+    for (let k = 0; k < 4; k++) {
+      const qa = v128.load(ql), qb = v128.load(ql, 32), h = v128.load(qh);
+      const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30));
+      const x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
+      const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30));
+      const x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
+      const p = hsum4_i32(dot16_u8(x1, q8), dot16_u8(x2, q8 + 32), dot16_u8(x3, q8 + 64), dot16_u8(x4, q8 + 96));
+      isum = i32x4.add(isum, i32x4.mul(p, v0));
+      const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
+      // k: 0 -> (ql 0, qh 0, q8 0), 1 -> (16, 16, 16), 2 -> (64, 32, 128), 3 -> (80, 48, 144)
+      const step: usize = (k & 1) ? 48 : 16;
+      ql += step; qh += (k & 1) ? 16 : 16; q8 += (k & 1) ? 112 : 16;
     }
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
     w += 210; a += 292;
@@ -565,89 +626,225 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return hsum_f32x4(acc);
 }
 export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q6_K(wr, a + <usize>t * as, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q6_K(w + <usize>r * ws, at, nb));
+    }
   }
 }
 
+// Q2_K x Q8_K: 2-bit values on u16 lanes (shifted by 2 per step), 4 sub-blocks of 16 reduced together and
+// scaled by a vector of their 4-bit scales; mins through the bsums
 @inline function dot_q2_K(w: usize, a: usize, nb: i32): f32 {
-  let acc: f32 = 0;
-  const m3 = i8x16.splat(3), m4 = i8x16.splat(0x0f);
+  let acc = f32x4.splat(0);
+  let accm: f32 = 0;
+  const m3 = i16x8.splat(3);
   const end = w + <usize>nb * 84;
   while (w < end) {
     const ad = load<f32>(a);
     const d = h2f(load<u16>(w, 80)) * ad;
     const dmin = h2f(load<u16>(w, 82)) * ad;
     const scv = v128.load(w);
-    // sum_j bsums[j] * (sc[j] >> 4)
     const mn = i8x16.shr_u(scv, 4);
     const summ = hsum_i32x4(i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(mn), v128.load(a, 260)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(mn), v128.load(a, 276))));
+    accm += dmin * <f32>summ;
+    const sl = v128.and(scv, i8x16.splat(0x0f));
+    const s16l = i16x8.extend_low_i8x16_u(sl), s16h = i16x8.extend_high_i8x16_u(sl);
+    let v0 = i32x4.extend_low_i16x8_u(s16l), v1 = i32x4.extend_high_i16x8_u(s16l);
+    let v2 = i32x4.extend_low_i16x8_u(s16h), v3 = i32x4.extend_high_i16x8_u(s16h);
     let isum = i32x4.splat(0);
-    let q2 = w + 16, q8 = a + 4, is = w;
-    for (let k = 0; k < 2; k++) {
-      const qa = v128.load(q2), qb = v128.load(q2, 16);
-      for (let sh = 0; sh < 8; sh += 2) {
-        const xa = v128.and(i8x16.shr_u(qa, sh), m3), xb = v128.and(i8x16.shr_u(qb, sh), m3);
-        isum = i32x4.add(isum, i32x4.mul(dot_u8s8(xa, v128.load(q8)), i32x4.splat(<i32>(load<u8>(is) & 0xf))));
-        isum = i32x4.add(isum, i32x4.mul(dot_u8s8(xb, v128.load(q8, 16)), i32x4.splat(<i32>(load<u8>(is, 1) & 0xf))));
-        is += 2; q8 += 32;
+    let q8 = a + 4;
+    for (let k: usize = 0; k < 2; k++) {
+      const q2 = w + 16 + (k << 5);
+      let u0 = v128.load8x8_u(q2), u1 = v128.load8x8_u(q2, 8), u2 = v128.load8x8_u(q2, 16), u3 = v128.load8x8_u(q2, 24);
+      for (let h = 0; h < 2; h++) {
+        // two shift steps: sub-blocks (first 16, last 16) x 2
+        const pa = i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m3), v128.load8x8_s(q8)), i32x4.dot_i16x8_s(v128.and(u1, m3), v128.load8x8_s(q8, 8)));
+        const pb = i32x4.add(i32x4.dot_i16x8_s(v128.and(u2, m3), v128.load8x8_s(q8, 16)), i32x4.dot_i16x8_s(v128.and(u3, m3), v128.load8x8_s(q8, 24)));
+        u0 = i16x8.shr_u(u0, 2); u1 = i16x8.shr_u(u1, 2); u2 = i16x8.shr_u(u2, 2); u3 = i16x8.shr_u(u3, 2);
+        const pc = i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m3), v128.load8x8_s(q8, 32)), i32x4.dot_i16x8_s(v128.and(u1, m3), v128.load8x8_s(q8, 40)));
+        const pd = i32x4.add(i32x4.dot_i16x8_s(v128.and(u2, m3), v128.load8x8_s(q8, 48)), i32x4.dot_i16x8_s(v128.and(u3, m3), v128.load8x8_s(q8, 56)));
+        u0 = i16x8.shr_u(u0, 2); u1 = i16x8.shr_u(u1, 2); u2 = i16x8.shr_u(u2, 2); u3 = i16x8.shr_u(u3, 2);
+        isum = i32x4.add(isum, i32x4.mul(hsum4_i32(pa, pb, pc, pd), v0));
+        const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
+        q8 += 64;
       }
-      q2 += 32;
     }
-    acc += d * <f32>hsum_i32x4(isum) - dmin * <f32>summ;
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
     w += 84; a += 292;
   }
-  return acc;
+  return hsum_f32x4(acc) - accm;
 }
 export function mm_q2_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q2_K(wr, a + <usize>t * as, nb));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q2_K(w + <usize>r * ws, at, nb));
+    }
   }
 }
 
-@inline function q3_scale(s: usize, j: i32): i32 {
-  // ggml's aux shuffle: low 4 bits from scales[j%8] (low or high nibble), high 2 bits from scales[8 + j%4]
-  const lo = j < 8 ? (load<u8>(s + j) & 0xf) : (load<u8>(s + j - 8) >> 4);
-  const hi = (<i32>load<u8>(s + 8 + (j & 3)) >> (2 * (j >> 2))) & 3;
-  return <i32>(lo | (hi << 4)) - 32;
+// Q3_K's 16 6-bit scales (unsigned, before the -32) from the 12 packed bytes at s, as ggml's aux shuffle
+@inline function q3_scales(s: usize): v128 {
+  const a0 = load<u32>(s), a1 = load<u32>(s, 4), tmp = load<u32>(s, 8);
+  let v = i32x4.splat((a0 & 0x0f0f0f0f) | (((tmp >> 0) & 0x03030303) << 4));
+  v = i32x4.replace_lane(v, 1, (a1 & 0x0f0f0f0f) | (((tmp >> 2) & 0x03030303) << 4));
+  v = i32x4.replace_lane(v, 2, ((a0 >> 4) & 0x0f0f0f0f) | (((tmp >> 4) & 0x03030303) << 4));
+  return i32x4.replace_lane(v, 3, ((a1 >> 4) & 0x0f0f0f0f) | (((tmp >> 6) & 0x03030303) << 4));
 }
+// Q3_K x Q8_K: x = (q & 3) | hbit << 2 in 0..7 on u16 lanes, value = x - 4; the -4 is folded out through
+// the bsums as -4 * sum_j scale_j * bsum_j
 @inline function dot_q3_K(w: usize, a: usize, nb: i32): f32 {
-  let acc: f32 = 0;
-  const m3 = i8x16.splat(3), m4 = i8x16.splat(4);
+  let acc = f32x4.splat(0);
+  const m3 = i16x8.splat(3), m4 = i16x8.splat(4);
   const end = w + <usize>nb * 110;
   while (w < end) {
     const d = h2f(load<u16>(w, 108)) * load<f32>(a);
-    const hm0 = v128.load(w), hm1 = v128.load(w, 16);
-    const sc = w + 96;
-    let isum = i32x4.splat(0);
-    let q3 = w + 32, q8 = a + 4;
-    let j = 0;
-    let bit = 0;
-    for (let k = 0; k < 2; k++) {
-      const qa = v128.load(q3), qb = v128.load(q3, 16);
-      for (let sh = 0; sh < 8; sh += 2) {
-        // value = (q>>sh & 3) - (hmask bit set ? 0 : 4)
-        const ha = v128.and(i8x16.shl(i8x16.shr_u(hm0, bit), 2), m4);
-        const hb = v128.and(i8x16.shl(i8x16.shr_u(hm1, bit), 2), m4);
-        const xa = i8x16.sub(v128.and(i8x16.shr_u(qa, sh), m3), v128.xor(ha, m4));
-        const xb = i8x16.sub(v128.and(i8x16.shr_u(qb, sh), m3), v128.xor(hb, m4));
-        isum = i32x4.add(isum, i32x4.mul(dot_s8s8(xa, v128.load(q8)), i32x4.splat(q3_scale(sc, j))));
-        isum = i32x4.add(isum, i32x4.mul(dot_s8s8(xb, v128.load(q8, 16)), i32x4.splat(q3_scale(sc, j + 1))));
-        j += 2; q8 += 32; bit++;
-      }
-      q3 += 32;
+    const sc = i8x16.sub(q3_scales(w + 96), i8x16.splat(32));
+    const s16l = i16x8.extend_low_i8x16_s(sc), s16h = i16x8.extend_high_i8x16_s(sc);
+    const off = i32x4.add(i32x4.dot_i16x8_s(s16l, v128.load(a, 260)), i32x4.dot_i16x8_s(s16h, v128.load(a, 276)));
+    let isum = i32x4.mul(off, i32x4.splat(-4));
+    let v0 = i32x4.extend_low_i16x8_s(s16l), v1 = i32x4.extend_high_i16x8_s(s16l);
+    let v2 = i32x4.extend_low_i16x8_s(s16h), v3 = i32x4.extend_high_i16x8_s(s16h);
+    let q8 = a + 4;
+    // 4 steps of 4 sub-blocks: step i reads quants at w + 32 + 32*(i >> 1), shifts 4*(i & 1) and +2,
+    // and hmask bits 2i and 2i+1; operands are reloaded per step to keep few vectors live
+    for (let i: u32 = 0; i < 4; i++) {
+      const q3 = w + 32 + ((<usize>i >> 1) << 5);
+      const sh = (i & 1) << 2, bt = i << 1;
+      const u0 = i16x8.shr_u(v128.load8x8_u(q3), sh), u1 = i16x8.shr_u(v128.load8x8_u(q3, 8), sh);
+      const h0 = i16x8.shr_u(v128.load8x8_u(w), bt), h1 = i16x8.shr_u(v128.load8x8_u(w, 8), bt);
+      const pa = i32x4.add(
+        i32x4.dot_i16x8_s(v128.or(v128.and(u0, m3), v128.and(i16x8.shl(h0, 2), m4)), v128.load8x8_s(q8)),
+        i32x4.dot_i16x8_s(v128.or(v128.and(u1, m3), v128.and(i16x8.shl(h1, 2), m4)), v128.load8x8_s(q8, 8)));
+      const pc = i32x4.add(
+        i32x4.dot_i16x8_s(v128.or(v128.and(i16x8.shr_u(u0, 2), m3), v128.and(i16x8.shl(h0, 1), m4)), v128.load8x8_s(q8, 32)),
+        i32x4.dot_i16x8_s(v128.or(v128.and(i16x8.shr_u(u1, 2), m3), v128.and(i16x8.shl(h1, 1), m4)), v128.load8x8_s(q8, 40)));
+      const u2 = i16x8.shr_u(v128.load8x8_u(q3, 16), sh), u3 = i16x8.shr_u(v128.load8x8_u(q3, 24), sh);
+      const h2 = i16x8.shr_u(v128.load8x8_u(w, 16), bt), h3 = i16x8.shr_u(v128.load8x8_u(w, 24), bt);
+      const pb = i32x4.add(
+        i32x4.dot_i16x8_s(v128.or(v128.and(u2, m3), v128.and(i16x8.shl(h2, 2), m4)), v128.load8x8_s(q8, 16)),
+        i32x4.dot_i16x8_s(v128.or(v128.and(u3, m3), v128.and(i16x8.shl(h3, 2), m4)), v128.load8x8_s(q8, 24)));
+      const pd = i32x4.add(
+        i32x4.dot_i16x8_s(v128.or(v128.and(i16x8.shr_u(u2, 2), m3), v128.and(i16x8.shl(h2, 1), m4)), v128.load8x8_s(q8, 48)),
+        i32x4.dot_i16x8_s(v128.or(v128.and(i16x8.shr_u(u3, 2), m3), v128.and(i16x8.shl(h3, 1), m4)), v128.load8x8_s(q8, 56)));
+      isum = i32x4.add(isum, i32x4.mul(hsum4_i32(pa, pb, pc, pd), v0));
+      const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
+      q8 += 64;
     }
-    acc += d * <f32>hsum_i32x4(isum);
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
     w += 110; a += 292;
+  }
+  return hsum_f32x4(acc);
+}
+export function mm_q3_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q3_K(w + <usize>r * ws, at, nb));
+    }
+  }
+}
+
+// IQ4_NL (f16 d, 16 B of 4-bit indices into a fixed int8 table) x Q8_0 (with the aux table for d)
+@inline function kvalues_iq4nl(): v128 {
+  return i8x16(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+}
+@inline function dot_iq4_nl(w: usize, a: usize, ax: usize, nb: i32): f32 {
+  let acc = f32x4.splat(0);
+  const m4 = i8x16.splat(0x0f), kv = kvalues_iq4nl();
+  let dp = ax;
+  const we = w + <usize>nb * 18;
+  while (w < we) {
+    const q = v128.load(w, 2);
+    const lo = i8x16.swizzle(kv, v128.and(q, m4)), hi = i8x16.swizzle(kv, v128.and(i16x8.shr_u(q, 4), m4));
+    const p = i32x4.add(dot_s8s8(lo, v128.load(a, 2)), dot_s8s8(hi, v128.load(a, 18)));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(h2f(load<u16>(w)) * load<f32>(dp))));
+    w += 18; a += 34; dp += 4;
+  }
+  return hsum_f32x4(acc);
+}
+export function mm_iq4_nl(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_iq4_nl(w + <usize>r * ws, at, xt, nb));
+    }
+  }
+}
+
+// IQ4_XS (136 B / 256: f16 d, u16 scales_h, u8 scales_l[4], qs[128]) x Q8_K; 6-bit sub-block scales - 32
+@inline function dot_iq4_xs(w: usize, a: usize, nb: i32): f32 {
+  let acc: f32 = 0;
+  const m4 = i8x16.splat(0x0f), kv = kvalues_iq4nl();
+  const end = w + <usize>nb * 136;
+  while (w < end) {
+    const d = h2f(load<u16>(w)) * load<f32>(a);
+    const sh = <u32>load<u16>(w, 2);
+    const sl = load<u32>(w, 4);
+    let isum = 0;
+    let q = w + 8, q8 = a + 4;
+    for (let ib: u32 = 0; ib < 8; ib++) {
+      const ls = <i32>(((sl >> (4 * ib)) & 0xf) | (((sh >> (2 * ib)) & 3) << 4)) - 32;
+      const v = v128.load(q);
+      const lo = i8x16.swizzle(kv, v128.and(v, m4)), hi = i8x16.swizzle(kv, v128.and(i16x8.shr_u(v, 4), m4));
+      isum += ls * hsum_i32x4(i32x4.add(dot_s8s8(lo, v128.load(q8)), dot_s8s8(hi, v128.load(q8, 16))));
+      q += 16; q8 += 32;
+    }
+    acc += d * <f32>isum;
+    w += 136; a += 292;
   }
   return acc;
 }
-export function mm_q3_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_q3_K(wr, a + <usize>t * as, nb));
+export function mm_iq4_xs(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_iq4_xs(w + <usize>r * ws, at, nb));
+    }
+  }
+}
+
+// BF16 weights x f32 activations already rounded through bf16 (round_bf16), n values
+@inline function dot_bf16(w: usize, a: usize, n: i32): f32 {
+  let s0 = f32x4.splat(0), s1 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const h = v128.load(w + (<usize>i << 1));
+    const o = <usize>i << 2;
+    s0 = f32x4.add(s0, f32x4.mul(i32x4.shl(i32x4.extend_low_i16x8_u(h), 16), v128.load(a + o)));
+    s1 = f32x4.add(s1, f32x4.mul(i32x4.shl(i32x4.extend_high_i16x8_u(h), 16), v128.load(a + o, 16)));
+  }
+  let s = hsum_f32x4(f32x4.add(s0, s1));
+  for (; i < n; i++) s += reinterpret<f32>(<u32>load<u16>(w + (<usize>i << 1)) << 16) * load<f32>(a + (<usize>i << 2));
+  return s;
+}
+export function mm_bf16(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, n: i32): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_bf16(w + <usize>r * ws, at, n));
+    }
+  }
+}
+// y = f32(bf16(x)) with round to nearest even (NaN kept quiet), as ggml's f32 -> bf16
+export function round_bf16(i0: i32, i1: i32, x: usize, y: usize): void {
+  for (let i = i0; i < i1; i++) {
+    const u = load<u32>(x + (<usize>i << 2));
+    let h: u32;
+    if ((u & 0x7fffffff) > 0x7f800000) h = ((u >> 16) | 64) & 0xffff;
+    else h = (u + 0x7fff + ((u >> 16) & 1)) >> 16;
+    store<u32>(y + (<usize>i << 2), h << 16);
   }
 }
 
@@ -665,29 +862,38 @@ export function mm_q3_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return s;
 }
 export function mm_f32(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, n: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_f32(wr, a + <usize>t * as, n));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_f32(w + <usize>r * ws, at, n));
+    }
   }
 }
-// F16 weights x f32 activations (already rounded through f16 by round_f16 as ggml does), n values
+// F16 weights (finite: inf/nan weights are not supported) x f32 activations (already rounded through f16
+// by round_f16 as ggml does), n values
 @inline function dot_f16(w: usize, a: usize, n: i32): f32 {
   let s0 = f32x4.splat(0), s1 = f32x4.splat(0);
   let i = 0;
   for (; i + 8 <= n; i += 8) {
     const h = v128.load(w + (<usize>i << 1));
     const o = <usize>i << 2;
-    s0 = f32x4.add(s0, f32x4.mul(h2f4(i32x4.extend_low_i16x8_u(h)), v128.load(a + o)));
-    s1 = f32x4.add(s1, f32x4.mul(h2f4(i32x4.extend_high_i16x8_u(h)), v128.load(a + o, 16)));
+    s0 = f32x4.add(s0, f32x4.mul(h2f4_finite(i32x4.extend_low_i16x8_u(h)), v128.load(a + o)));
+    s1 = f32x4.add(s1, f32x4.mul(h2f4_finite(i32x4.extend_high_i16x8_u(h)), v128.load(a + o, 16)));
   }
   let s = hsum_f32x4(f32x4.add(s0, s1));
   for (; i < n; i++) s += h2f(load<u16>(w + (<usize>i << 1))) * load<f32>(a + (<usize>i << 2));
   return s;
 }
 export function mm_f16(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, n: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * ws;
-    for (let t = 0; t < nTok; t++) store<f32>(y + <usize>t * ys + (<usize>r << 2), dot_f16(wr, a + <usize>t * as, n));
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_f16(w + <usize>r * ws, at, n));
+    }
   }
 }
 
@@ -720,6 +926,40 @@ export function rms_norm(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: us
       for (; i + 4 <= n; i += 4) { const o = <usize>i << 2; v128.store(yp + o, f32x4.mul(v128.load(xp + o), sv)); }
       for (; i < n; i++) { const o = <usize>i << 2; store<f32>(yp + o, load<f32>(xp + o) * scale); }
     }
+  }
+}
+
+// layer norm as ggml_norm: y = (x - mean) / sqrt(var + eps), then * w and + b when given (sums in f64)
+export function layer_norm(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: usize, n: i32, eps: f32, w: usize, b: usize): void {
+  for (let r = r0; r < r1; r++) {
+    const xp = x + <usize>r * xs, yp = y + <usize>r * ys;
+    let sum: f64 = 0;
+    for (let i = 0; i < n; i++) sum += <f64>load<f32>(xp + (<usize>i << 2));
+    const mean = <f32>(sum / <f64>n);
+    let sq: f64 = 0;
+    for (let i = 0; i < n; i++) {
+      const v = load<f32>(xp + (<usize>i << 2)) - mean;
+      store<f32>(yp + (<usize>i << 2), v);
+      sq += <f64>(v * v);
+    }
+    const variance = <f32>(sq / <f64>n);
+    const scale: f32 = <f32>1.0 / Mathf.sqrt(variance + eps);
+    for (let i = 0; i < n; i++) {
+      const o = <usize>i << 2;
+      let v = load<f32>(yp + o) * scale;
+      if (w != 0) v *= load<f32>(w + o);
+      if (b != 0) v += load<f32>(b + o);
+      store<f32>(yp + o, v);
+    }
+  }
+}
+// y[r] = x[r] + b (a row of n broadcast over rows), e.g. a projection's bias
+export function add_row(r0: i32, r1: i32, x: usize, xs: usize, bias: usize, y: usize, ys: usize, n: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const xp = x + <usize>r * xs, yp = y + <usize>r * ys;
+    let i = 0;
+    for (; i + 4 <= n; i += 4) { const o = <usize>i << 2; v128.store(yp + o, f32x4.add(v128.load(xp + o), v128.load(bias + o))); }
+    for (; i < n; i++) { const o = <usize>i << 2; store<f32>(yp + o, load<f32>(xp + o) + load<f32>(bias + o)); }
   }
 }
 
@@ -845,48 +1085,131 @@ export function scale(i0: i32, i1: i32, x: usize, y: usize, s: f32): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// attention of query rows over an f16 K/V cache (online softmax, fused score/softmax/weighted sum)
-// rows r = t * nHead + h for query token t (t in [0, nQ)) and head h. Query t sees kv positions
-// [0, kvBase + t + 1) (causal). q: f32, token t head h at q + t*qs + h*hd*4 (already scaled or not:
-// scores are multiplied by `scale`). K/V: position p, kv head g at k + p*kvs + g*hd*2. GQA: g = h / gqa.
+// n f16 at src -> f32 at dst (n % 8 == 0 handled by vectors, the rest exactly)
+@inline function f16_row_to_f32(src: usize, dst: usize, n: i32): void {
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const hv = v128.load(src + (<usize>i << 1));
+    v128.store(dst + (<usize>i << 2), h2f4_finite(i32x4.extend_low_i16x8_u(hv)));
+    v128.store(dst + (<usize>i << 2), h2f4_finite(i32x4.extend_high_i16x8_u(hv)), 16);
+  }
+  for (; i < n; i++) store<f32>(dst + (<usize>i << 2), h2f(load<u16>(src + (<usize>i << 1))));
+}
+// y += p * x over n f32
+@inline function axpy(y: usize, x: usize, p: f32, n: i32): void {
+  const pv = f32x4.splat(p);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) { const o = <usize>i << 2; v128.store(y + o, f32x4.add(v128.load(y + o), f32x4.mul(v128.load(x + o), pv))); }
+  for (; i < n; i++) { const o = <usize>i << 2; store<f32>(y + o, load<f32>(y + o) + load<f32>(x + o) * p); }
+}
+
+// Attention of query rows over an f16 K/V cache: scores, online softmax and the weighted sum of V fused.
+// Work item r = (tile * nKvHead + g) * hsplit + part: up to ATT_TILE consecutive query tokens
+// (tile*ATT_TILE ..) times the query heads of part `part` of the gqa heads h = g*gqa .. g*gqa+gqa-1 that
+// share kv head g, so each K and V row is widened to f32 once for all of them (hsplit > 1 splits a group's
+// heads over threads when there are fewer kv heads than threads; gqaSplit = gqa | hsplit << 16). Query t sees kv positions [0, kvBase + t + 1) (causal). q: f32, token t head h at
+// q + t*qs + h*hd*4; scores are q.k * scale. K/V: position p, kv head g at k + p*kvs + g*hd*2.
 // out: f32, token t head h at o + t*os + h*hd*4.
+// Positions go in blocks of 4: four scores per (token, head), one vector exp, then the four widened V rows
+// are added into the output in one pass.
+// scr: per work item (5*hd + 8*ATT_TILE*gqa) f32: the widened K row, the 4 widened V rows, then per
+// (token, head) the running max, the running sum, 2 unused and the block's 4 weights.
+const ATT_TILE = 4;
 export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usize, kvs: usize, o: usize, os: usize,
-  nHead: i32, hd: i32, gqa: i32, kvBase: i32, scale: f32): void {
+  nKvHead: i32, hd: i32, gqaSplit: i32, kvBase: i32, scale: f32, scr: usize, nTok: i32): void {
+  const gqaAll = gqaSplit & 0xffff, hsplit = gqaSplit >> 16;
+  const hper = (gqaAll + hsplit - 1) / hsplit;
+  const scrStride = <usize>(5 * hd + 8 * ATT_TILE * hper) << 2;
+  const hb = <usize>hd << 2;
   for (let r = r0; r < r1; r++) {
-    const t = r / nHead, h = r - t * nHead;
-    const qp = q + <usize>t * qs + <usize>(h * hd) * 4;
-    const op = o + <usize>t * os + <usize>(h * hd) * 4;
-    const g = h / gqa;
+    const grp = r / hsplit, part = r - grp * hsplit;
+    const tile = grp / nKvHead, g = grp - tile * nKvHead;
+    // this item's heads: h = g*gqaAll + hoff + j for j < gqa
+    const hoff = part * hper;
+    const gqa = min(hper, gqaAll - hoff);
+    if (gqa <= 0) continue;
+    const t0 = tile * ATT_TILE, nt = min(ATT_TILE, nTok - t0);
     const kp0 = k + <usize>(g * hd) * 2, vp0 = v + <usize>(g * hd) * 2;
-    const nKv = kvBase + t + 1;
-    for (let i = 0; i < hd; i++) store<f32>(op + (<usize>i << 2), 0);
-    let m: f32 = -Infinity, s: f32 = 0;
-    for (let p = 0; p < nKv; p++) {
-      const sc = dot_f16(kp0 + <usize>p * kvs, qp, hd) * scale;
-      const vp = vp0 + <usize>p * kvs;
-      let pw: f32;
-      if (sc > m) {
-        const c = exp1(m - sc);
-        m = sc; s *= c; pw = 1;
-        const cv = f32x4.splat(c);
-        let i = 0;
-        for (; i + 4 <= hd; i += 4) { const oo = op + (<usize>i << 2); v128.store(oo, f32x4.mul(v128.load(oo), cv)); }
-        for (; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) * c); }
-      } else {
-        pw = exp1(sc - m);
-      }
-      s += pw;
-      const pv = f32x4.splat(pw);
-      let i = 0;
-      for (; i + 8 <= hd; i += 8) {
-        const hv = v128.load(vp + (<usize>i << 1));
-        const oo = op + (<usize>i << 2);
-        v128.store(oo, f32x4.add(v128.load(oo), f32x4.mul(h2f4(i32x4.extend_low_i16x8_u(hv)), pv)));
-        v128.store(oo, f32x4.add(v128.load(oo, 16), f32x4.mul(h2f4(i32x4.extend_high_i16x8_u(hv)), pv)), 16);
-      }
-      for (; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) + h2f(load<u16>(vp + (<usize>i << 1))) * pw); }
+    const krow = scr + <usize>r * scrStride, vrows = krow + hb, st = vrows + 4 * hb;
+    const nh = nt * gqa;
+    // state index i = ti * gqa + j, 32 bytes each
+    for (let i = 0; i < nh; i++) {
+      const ti = i / gqa, j = i - ti * gqa;
+      const sp = st + (<usize>i << 5);
+      store<f32>(sp, -Infinity);
+      store<f32>(sp, 0, 4);
+      memory.fill(o + <usize>(t0 + ti) * os + <usize>(g * gqaAll + hoff + j) * hb, 0, hb);
     }
-    const inv: f32 = s > 0 ? <f32>1 / s : 0;
-    for (let i = 0; i < hd; i++) { const oo = op + (<usize>i << 2); store<f32>(oo, load<f32>(oo) * inv); }
+    const nKvMax = kvBase + t0 + nt;
+    for (let p0 = 0; p0 < nKvMax; p0 += 4) {
+      const nb = min(4, nKvMax - p0);
+      // tokens before ti0 see none of this block
+      const ti0 = max(0, p0 - kvBase - t0);
+      // scores: weights slot of each state gets the 4 scores (-inf where not visible)
+      for (let i = ti0 * gqa; i < nh; i++) {
+        const sp = st + (<usize>i << 5);
+        v128.store(sp, f32x4.splat(-Infinity), 16);
+      }
+      for (let b = 0; b < nb; b++) {
+        const p = p0 + b;
+        f16_row_to_f32(kp0 + <usize>p * kvs, krow, hd);
+        for (let i = ti0 * gqa; i < nh; i++) {
+          const ti = i / gqa, j = i - ti * gqa;
+          if (p >= kvBase + t0 + ti + 1) continue;
+          const qp = q + <usize>(t0 + ti) * qs + <usize>(g * gqaAll + hoff + j) * hb;
+          store<f32>(st + (<usize>i << 5) + 16 + (<usize>b << 2), dot_f32(krow, qp, hd) * scale);
+        }
+      }
+      // V rows of the block (missing positions zeroed so that 0 weights stay 0)
+      for (let b = 0; b < 4; b++) {
+        if (b < nb) f16_row_to_f32(vp0 + <usize>(p0 + b) * kvs, vrows + <usize>b * hb, hd);
+        else memory.fill(vrows + <usize>b * hb, 0, hb);
+      }
+      for (let i = ti0 * gqa; i < nh; i++) {
+        const ti = i / gqa, j = i - ti * gqa;
+        const sp = st + (<usize>i << 5);
+        const sc = v128.load(sp, 16);
+        const m = load<f32>(sp);
+        const bm = hmax_f32x4(sc);
+        const mn = bm > m ? bm : m;
+        const wv = exp4(f32x4.sub(sc, f32x4.splat(mn)));
+        const op = o + <usize>(t0 + ti) * os + <usize>(g * gqaAll + hoff + j) * hb;
+        let ssum = load<f32>(sp, 4);
+        if (mn > m) {
+          const c = exp1(m - mn);
+          ssum *= c;
+          const cv = f32x4.splat(c);
+          let e = 0;
+          for (; e + 4 <= hd; e += 4) { const oo = op + (<usize>e << 2); v128.store(oo, f32x4.mul(v128.load(oo), cv)); }
+          for (; e < hd; e++) { const oo = op + (<usize>e << 2); store<f32>(oo, load<f32>(oo) * c); }
+          store<f32>(sp, mn);
+        }
+        store<f32>(sp, ssum + hsum_f32x4(wv), 4);
+        const w0 = i32x4.shuffle(wv, wv, 0, 0, 0, 0), w1 = i32x4.shuffle(wv, wv, 1, 1, 1, 1);
+        const w2 = i32x4.shuffle(wv, wv, 2, 2, 2, 2), w3 = i32x4.shuffle(wv, wv, 3, 3, 3, 3);
+        const wf0 = f32x4.extract_lane(wv, 0), wf1 = f32x4.extract_lane(wv, 1), wf2 = f32x4.extract_lane(wv, 2), wf3 = f32x4.extract_lane(wv, 3);
+        let e = 0;
+        for (; e + 4 <= hd; e += 4) {
+          const oo = op + (<usize>e << 2), vo = vrows + (<usize>e << 2);
+          const acc = f32x4.add(f32x4.add(f32x4.mul(v128.load(vo), w0), f32x4.mul(v128.load(vo + hb), w1)),
+            f32x4.add(f32x4.mul(v128.load(vo + 2 * hb), w2), f32x4.mul(v128.load(vo + 3 * hb), w3)));
+          v128.store(oo, f32x4.add(v128.load(oo), acc));
+        }
+        for (; e < hd; e++) {
+          const oo = op + (<usize>e << 2), vo = vrows + (<usize>e << 2);
+          store<f32>(oo, load<f32>(oo) + (load<f32>(vo) * wf0 + load<f32>(vo + hb) * wf1) + (load<f32>(vo + 2 * hb) * wf2 + load<f32>(vo + 3 * hb) * wf3));
+        }
+      }
+    }
+    for (let i = 0; i < nh; i++) {
+      const ti = i / gqa, j = i - ti * gqa;
+      const sv = load<f32>(st + (<usize>i << 5), 4);
+      const inv: f32 = sv > 0 ? <f32>1 / sv : 0;
+      const op = o + <usize>(t0 + ti) * os + <usize>(g * gqaAll + hoff + j) * hb;
+      const iv = f32x4.splat(inv);
+      let e = 0;
+      for (; e + 4 <= hd; e += 4) { const oo = op + (<usize>e << 2); v128.store(oo, f32x4.mul(v128.load(oo), iv)); }
+      for (; e < hd; e++) { const oo = op + (<usize>e << 2); store<f32>(oo, load<f32>(oo) * inv); }
+    }
   }
 }

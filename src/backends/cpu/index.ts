@@ -4,3 +4,4 @@ export type { CpuRuntime, CpuArena, CpuRuntimeOptions, AttentionArgs, RopeArgs }
 export { compileKernels, kernelWasmBytes } from './wasm.js';
 export { KERNEL_NAMES, type KernelName, type KernelExports } from './ops.js';
 export type { SpawnWorker, WorkerHandle } from './workers.js';
+// Node-only helpers (file reads) live in ./node-io.js and are not re-exported here.

@@ -4,13 +4,13 @@
 
 export const KERNEL_NAMES = [
   'cvt_f32_f16', 'cvt_f16_f32', 'round_f16',
-  'quantize_q8_0', 'quantize_q8_1', 'quantize_q8_K', 'q8_0_aux',
+  'quantize_q8_0', 'quantize_q8_1', 'quantize_q8_K', 'q8_0_aux', 'q8_1_aux',
   'mm_q4_0', 'mm_q4_0x4', 'repack_q4_0x4', 'mm_q4_1', 'mm_q5_0', 'mm_q5_1', 'mm_q8_0',
-  'mm_q2_K', 'mm_q3_K', 'mm_q4_K', 'mm_q5_K', 'mm_q6_K', 'mm_f32', 'mm_f16',
-  'rms_norm', 'softmax', 'rope', 'silu', 'silu_mul', 'gelu', 'add', 'mul', 'scale', 'attn_f16',
+  'mm_q2_K', 'mm_q3_K', 'mm_q4_K', 'mm_q5_K', 'mm_q6_K', 'mm_f32', 'mm_f16', 'mm_bf16', 'round_bf16', 'mm_iq4_nl', 'mm_iq4_xs',
+  'rms_norm', 'layer_norm', 'add_row', 'softmax', 'rope', 'silu', 'silu_mul', 'gelu', 'add', 'mul', 'scale', 'attn_f16',
 ] as const;
 export type KernelName = (typeof KERNEL_NAMES)[number];
-export const MAX_ARGS = 12;
+export const MAX_ARGS = 14;
 
 export type KernelFn = (r0: number, r1: number, ...args: number[]) => void;
 export type KernelExports = Record<KernelName, KernelFn>;
@@ -44,9 +44,10 @@ export const CTL_INTS = 16;
 export const CTL_ARGS_BYTE_OFFSET = CTL_INTS * 4;
 export const CTL_BYTES = CTL_ARGS_BYTE_OFFSET + MAX_ARGS * 8;
 
-/** The slice [r0, r1) of n for thread tid of `active`, slices being multiples of align. */
-export function sliceOf(n: number, active: number, align: number, tid: number): [number, number] {
-  const chunk = Math.ceil(n / active / align) * align;
-  const r0 = Math.min(n, tid * chunk);
-  return [r0, Math.min(n, r0 + chunk)];
+/** Thread tid of `active` computes [sliceStart, sliceEnd) of n, slices being multiples of align (no allocation). */
+export function sliceStart(n: number, active: number, align: number, tid: number): number {
+  return Math.min(n, tid * Math.ceil(n / active / align) * align);
+}
+export function sliceEnd(n: number, active: number, align: number, tid: number): number {
+  return Math.min(n, (tid + 1) * Math.ceil(n / active / align) * align);
 }

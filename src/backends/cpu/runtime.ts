@@ -3,7 +3,7 @@
 // row-parallel ops. A backend calls it per op with tensor pointers; nothing here allocates per call
 // (scratch buffers grow once to the largest shape seen, or are reserved up front with `reserve`).
 import { GgmlType, ggmlTypeInfo, ggmlTypeName } from '../../gguf/ggml-types.js';
-import { CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_INDEX, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceOf, type KernelExports, type KernelFn, type KernelName } from './ops.js';
+import { CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_INDEX, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceEnd, sliceStart, type KernelExports, type KernelFn, type KernelName } from './ops.js';
 import { dequantizer } from '../../quant/index.js';
 import { compileKernels } from './wasm.js';
 import type { WorkerInit } from './worker-core.js';
@@ -39,6 +39,8 @@ const WASM32_MAX_PAGES = 65536;
 const HEAP_BASE = PAGE;
 /** ops smaller than this many multiply-adds run on the calling thread alone */
 const PARALLEL_MIN_WORK = 1 << 15;
+/** query tokens per attention work item (must match ATT_TILE in kernels/kernels.ts) */
+const ATT_TILE = 4;
 
 /**
  * CPU-only weight layouts produced by `repackWeights` (ids outside ggml's range). Pass the returned id as
@@ -52,10 +54,11 @@ export const CpuLayout = {
 /** Activation type the kernels take for a weight type (as ggml's vec_dot_type; F16 -> f32 rounded through f16). */
 export function activationTypeFor(wtype: number): number {
   switch (wtype) {
-    case GgmlType.Q4_0: case GgmlType.Q5_0: case GgmlType.Q8_0: case CpuLayout.Q4_0x4: return GgmlType.Q8_0;
+    case GgmlType.Q4_0: case GgmlType.Q5_0: case GgmlType.Q8_0: case GgmlType.IQ4_NL: case CpuLayout.Q4_0x4: return GgmlType.Q8_0;
     case GgmlType.Q4_1: case GgmlType.Q5_1: return GgmlType.Q8_1;
-    case GgmlType.Q2_K: case GgmlType.Q3_K: case GgmlType.Q4_K: case GgmlType.Q5_K: case GgmlType.Q6_K: return GgmlType.Q8_K;
+    case GgmlType.Q2_K: case GgmlType.Q3_K: case GgmlType.Q4_K: case GgmlType.Q5_K: case GgmlType.Q6_K: case GgmlType.IQ4_XS: return GgmlType.Q8_K;
     case GgmlType.F16: return GgmlType.F16;
+    case GgmlType.BF16: return GgmlType.BF16;
     case GgmlType.F32: return GgmlType.F32;
     default: throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cpu matmul does not support weight type ${ggmlTypeName(wtype)}`);
   }
@@ -67,18 +70,19 @@ export function activationRowBytes(vtype: number, cols: number): number {
     case GgmlType.Q8_0: return (cols / 32) * 34;
     case GgmlType.Q8_1: return (cols / 32) * 36;
     case GgmlType.Q8_K: return (cols / 256) * 292;
-    case GgmlType.F16: case GgmlType.F32: return cols * 4;
+    case GgmlType.F16: case GgmlType.BF16: case GgmlType.F32: return cols * 4;
     default: throw new CpuRuntimeError('UNSUPPORTED_TYPE', `no activation layout for ${ggmlTypeName(vtype)}`);
   }
 }
 
+/** aux: the kernel takes an activation side table (Q8_0: f32 d + 8*sum per block; Q8_1: f32 d and s) */
 interface WeightKernel { name: KernelName; block: number; bytes: number; aux?: boolean }
 const WEIGHT_KERNELS: Record<number, WeightKernel> = {
   [GgmlType.Q4_0]: { name: 'mm_q4_0', block: 32, bytes: 18, aux: true },
   [CpuLayout.Q4_0x4]: { name: 'mm_q4_0x4', block: 32, bytes: 18, aux: true },
-  [GgmlType.Q4_1]: { name: 'mm_q4_1', block: 32, bytes: 20 },
-  [GgmlType.Q5_0]: { name: 'mm_q5_0', block: 32, bytes: 22 },
-  [GgmlType.Q5_1]: { name: 'mm_q5_1', block: 32, bytes: 24 },
+  [GgmlType.Q4_1]: { name: 'mm_q4_1', block: 32, bytes: 20, aux: true },
+  [GgmlType.Q5_0]: { name: 'mm_q5_0', block: 32, bytes: 22, aux: true },
+  [GgmlType.Q5_1]: { name: 'mm_q5_1', block: 32, bytes: 24, aux: true },
   [GgmlType.Q8_0]: { name: 'mm_q8_0', block: 32, bytes: 34, aux: true },
   [GgmlType.Q2_K]: { name: 'mm_q2_K', block: 256, bytes: 84 },
   [GgmlType.Q3_K]: { name: 'mm_q3_K', block: 256, bytes: 110 },
@@ -86,6 +90,9 @@ const WEIGHT_KERNELS: Record<number, WeightKernel> = {
   [GgmlType.Q5_K]: { name: 'mm_q5_K', block: 256, bytes: 176 },
   [GgmlType.Q6_K]: { name: 'mm_q6_K', block: 256, bytes: 210 },
   [GgmlType.F16]: { name: 'mm_f16', block: 1, bytes: 2 },
+  [GgmlType.BF16]: { name: 'mm_bf16', block: 1, bytes: 2 },
+  [GgmlType.IQ4_NL]: { name: 'mm_iq4_nl', block: 32, bytes: 18, aux: true },
+  [GgmlType.IQ4_XS]: { name: 'mm_iq4_xs', block: 256, bytes: 136 },
   [GgmlType.F32]: { name: 'mm_f32', block: 1, bytes: 4 },
 };
 export const MATMUL_TYPES: readonly number[] = Object.keys(WEIGHT_KERNELS).map(Number);
@@ -96,6 +103,11 @@ export function weightRowBytes(wtype: number, cols: number): number {
   if (!k) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cpu matmul does not support weight type ${ggmlTypeName(wtype)}`);
   if (cols % k.block !== 0) throw new CpuRuntimeError('BAD_SHAPE', `row of ${cols} values is not a multiple of ${ggmlTypeName(wtype)}'s block of ${k.block}`);
   return (cols / k.block) * k.bytes;
+}
+
+function attnScratchBytes(nTokens: number, nKvHead: number, headDim: number, gqa: number, hsplit: number): number {
+  const items = Math.ceil(nTokens / ATT_TILE) * nKvHead * hsplit;
+  return items * (5 * headDim + 8 * ATT_TILE * Math.ceil(gqa / hsplit)) * 4;
 }
 
 function rowBytesOf(type: number, cols: number): number {
@@ -175,8 +187,8 @@ export interface CpuRuntime {
   release(mark: number): void;
   /** bytes in use (from the start of the memory) */
   used(): number;
-  /** reserve the internal scratch (quantized activations, rope table) for the largest shapes up front */
-  reserve(maxTokens: number, maxCols: number, maxRopeDims?: number): void;
+  /** reserve the internal scratch (quantized activations, rope table, attention) for the largest shapes up front */
+  reserve(maxTokens: number, maxCols: number, maxRopeDims?: number, attention?: { nHead: number; nKvHead: number; headDim: number }): void;
   /** views on the current memory buffer (valid until the memory grows) */
   f32(ptr: number, length: number): Float32Array;
   u8(ptr: number, length: number): Uint8Array;
@@ -185,18 +197,25 @@ export interface CpuRuntime {
   /** run kernel `name` over [0, n) split in slices of multiples of `align` across the threads */
   run(name: KernelName, n: number, align: number, work: number, ...args: number[]): void;
 
-  /** quantize nRows rows of `cols` f32 (rows xStride bytes apart) to activation type vtype (Q8_0, Q8_1, Q8_K, F16 = f32 rounded through f16) */
+  /** quantize nRows rows of `cols` f32 (rows xStride bytes apart) to activation type vtype (Q8_0, Q8_1, Q8_K; F16 / BF16 = f32 rounded through f16 / bf16) */
   quantize(vtype: number, x: number, cols: number, nRows: number, y: number, xStride?: number): void;
-  /** y[t][r] = dot(weight row r, activation row t), activations already in activationTypeFor(wtype) */
-  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number): void;
+  /**
+   * y[t][r] = dot(weight row r, activation row t), activations already in activationTypeFor(wtype) (rows
+   * activationRowBytes apart); output rows yStride bytes apart (default rows*4)
+   */
+  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride?: number): void;
   /**
    * Rewrites weights in place into the fastest CPU layout for their type (no copy, same size) and returns
    * the weight type id to use from then on (a CpuLayout id, or `wtype` itself when nothing applies).
    */
   repackWeights(wtype: number, w: number, rows: number, cols: number): number;
-  /** as matmulQ from f32 activations (quantized first into the runtime's scratch, as ggml does) */
-  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void;
+  /** as matmulQ from f32 activations xStride bytes apart (default cols*4), quantized first into the runtime's scratch as ggml does */
+  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride?: number, yStride?: number): void;
   rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight?: number): void;
+  /** layer norm (ggml_norm) of nRows rows of n, then * weight and + bias when given */
+  layerNorm(x: number, y: number, n: number, nRows: number, eps: number, weight?: number, bias?: number): void;
+  /** y[r] = x[r] + bias for nRows rows of n (the bias row broadcast) */
+  addRow(x: number, bias: number, y: number, n: number, nRows: number): void;
   softmax(x: number, y: number, n: number, nRows: number, scale?: number, mask?: number, maskStride?: number): void;
   rope(args: RopeArgs): void;
   silu(x: number, y: number, n: number): void;
@@ -336,13 +355,20 @@ class Runtime implements CpuRuntime {
     if (this.scratch >= mark) { this.scratch = 0; this.scratchBytes = 0; }
     if (this.ropeTab >= mark) { this.ropeTab = 0; this.ropeTabFloats = 0; }
     if (this.aux >= mark) { this.aux = 0; this.auxBytes = 0; }
+    if (this.attnScr >= mark) { this.attnScr = 0; this.attnScrBytes = 0; }
   }
   used(): number {
     return this.top;
   }
+  private heap32: Float32Array | null = null;
   private buffer(): ArrayBuffer | SharedArrayBuffer {
-    if (this.buf.byteLength !== this.memory.buffer.byteLength) this.buf = this.memory.buffer;
+    if (this.buf.byteLength !== this.memory.buffer.byteLength) { this.buf = this.memory.buffer; this.heap32 = null; }
     return this.buf;
+  }
+  /** a Float32Array over the whole memory, rebuilt only when the memory grew */
+  private heapF32(): Float32Array {
+    const b = this.buffer();
+    return (this.heap32 ??= new Float32Array(b));
   }
   f32(ptr: number, length: number): Float32Array {
     return new Float32Array(this.buffer(), ptr, length);
@@ -370,6 +396,16 @@ class Runtime implements CpuRuntime {
     }
     return this.aux;
   }
+  private attnScr = 0;
+  private attnScrBytes = 0;
+  private ensureAttnScratch(bytes: number): number {
+    if (bytes > this.attnScrBytes) {
+      const size = Math.max(bytes, this.attnScrBytes * 2);
+      this.attnScr = this.alloc(size, 64);
+      this.attnScrBytes = size;
+    }
+    return this.attnScr;
+  }
   private ensureRopeTable(floats: number): number {
     if (floats > this.ropeTabFloats) {
       const size = Math.max(floats, this.ropeTabFloats * 2);
@@ -378,9 +414,19 @@ class Runtime implements CpuRuntime {
     }
     return this.ropeTab;
   }
-  reserve(maxTokens: number, maxCols: number, maxRopeDims = 0): void {
+  reserve(maxTokens: number, maxCols: number, maxRopeDims = 0, attention?: { nHead: number; nKvHead: number; headDim: number }): void {
+    if (attention) {
+      const { nHead, nKvHead, headDim } = attention;
+      const gqa = nHead / nKvHead;
+      let most = 0;
+      for (const n of [1, maxTokens]) {
+        const groups = Math.ceil(n / ATT_TILE) * nKvHead;
+        most = Math.max(most, attnScratchBytes(n, nKvHead, headDim, gqa, Math.min(gqa, Math.ceil(this.threads / groups))));
+      }
+      this.ensureAttnScratch(most);
+    }
     this.ensureScratch(maxTokens * activationRowBytes(GgmlType.Q8_1, alignUp(maxCols, 256)) * 1.2);
-    this.ensureAux(maxTokens * (alignUp(maxCols, 32) / 32) * 8);
+    this.ensureAux(maxTokens * (alignUp(maxCols, 32) / 32) * 20);
     if (maxRopeDims) this.ensureRopeTable(maxTokens * maxRopeDims);
   }
 
@@ -389,18 +435,18 @@ class Runtime implements CpuRuntime {
    * alone when `work` (about the number of multiply-adds) is too small to pay for a fork/join.
    */
   private dispatch(op: number, n: number, align: number, work: number,
-    a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0, a9 = 0, a10 = 0, a11 = 0): void {
+    a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0, a9 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0): void {
     if (this.closed) throw new CpuRuntimeError('CLOSED', 'cpu runtime is closed');
     if (n <= 0) return;
     const fn = this.fns[op]!;
     const T = this.threads;
     if (T === 1 || work < this.minWork || n <= align) {
-      fn(0, n, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
+      fn(0, n, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
       return;
     }
     const ctl = this.ctl, args = this.args;
     args[0] = a0; args[1] = a1; args[2] = a2; args[3] = a3; args[4] = a4; args[5] = a5;
-    args[6] = a6; args[7] = a7; args[8] = a8; args[9] = a9; args[10] = a10; args[11] = a11;
+    args[6] = a6; args[7] = a7; args[8] = a8; args[9] = a9; args[10] = a10; args[11] = a11; args[12] = a12; args[13] = a13;
     ctl[CTL.OP] = op;
     ctl[CTL.N] = n;
     ctl[CTL.ALIGN] = align;
@@ -408,10 +454,10 @@ class Runtime implements CpuRuntime {
     Atomics.store(ctl, CTL.DONE, 0);
     Atomics.add(ctl, CTL.GEN, 1);
     Atomics.notify(ctl, CTL.GEN);
-    const [r0, r1] = sliceOf(n, T, align, 0);
+    const r0 = sliceStart(n, T, align, 0), r1 = sliceEnd(n, T, align, 0);
     let err: unknown = null;
     try {
-      if (r0 < r1) fn(r0, r1, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
+      if (r0 < r1) fn(r0, r1, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
     } catch (e) {
       err = e;
     }
@@ -432,7 +478,7 @@ class Runtime implements CpuRuntime {
   }
 
   run(name: KernelName, n: number, align: number, work: number, ...a: number[]): void {
-    this.dispatch(KERNEL_INDEX[name], n, align, work, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+    this.dispatch(KERNEL_INDEX[name], n, align, work, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13]);
   }
 
   quantize(vtype: number, x: number, cols: number, nRows: number, y: number, xStride = cols * 4): void {
@@ -452,23 +498,28 @@ class Runtime implements CpuRuntime {
         if (xStride === cols * 4) return this.dispatch(KERNEL_INDEX.round_f16, cols * nRows, 16, work, x, y);
         for (let r = 0; r < nRows; r++) this.dispatch(KERNEL_INDEX.round_f16, cols, 16, cols * 4, x + r * xStride, y + r * ys);
         return;
+      case GgmlType.BF16:
+        if (xStride === cols * 4) return this.dispatch(KERNEL_INDEX.round_bf16, cols * nRows, 16, work, x, y);
+        for (let r = 0; r < nRows; r++) this.dispatch(KERNEL_INDEX.round_bf16, cols, 16, cols * 4, x + r * xStride, y + r * ys);
+        return;
       default:
         throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cannot quantize activations to ${ggmlTypeName(vtype)}`);
     }
   }
 
-  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number): void {
+  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride = rows * 4, aStride = -1): void {
     const k = WEIGHT_KERNELS[wtype];
     if (!k) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cpu matmul does not support weight type ${ggmlTypeName(wtype)}`);
     const ws = weightRowBytes(wtype, cols);
-    const as = activationRowBytes(activationTypeFor(wtype), cols);
+    const as = aStride >= 0 ? aStride : activationRowBytes(activationTypeFor(wtype), cols);
     const nb = cols / k.block;
     let ax = 0;
     if (k.aux) {
-      ax = this.ensureAux(nTokens * nb * 8);
-      this.dispatch(KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 8, nb);
+      ax = this.ensureAux(nTokens * nb * 20);
+      const q81 = activationTypeFor(wtype) === GgmlType.Q8_1;
+      this.dispatch(q81 ? KERNEL_INDEX.q8_1_aux : KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 20, nb);
     }
-    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, rows * 4, nb, ax, nb * 8);
+    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, nb * 20);
   }
 
   repackWeights(wtype: number, w: number, rows: number, cols: number): number {
@@ -480,17 +531,23 @@ class Runtime implements CpuRuntime {
     return wtype;
   }
 
-  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void {
+  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride = cols * 4, yStride = rows * 4): void {
     const vtype = activationTypeFor(wtype);
-    if (vtype === GgmlType.F32) return this.matmulQ(wtype, w, rows, cols, x, nTokens, y);
+    if (vtype === GgmlType.F32) return this.matmulQ(wtype, w, rows, cols, x, nTokens, y, yStride, xStride);
     weightRowBytes(wtype, cols);
     const a = this.ensureScratch(activationRowBytes(vtype, cols) * nTokens);
-    this.quantize(vtype, x, cols, nTokens, a);
-    this.matmulQ(wtype, w, rows, cols, a, nTokens, y);
+    this.quantize(vtype, x, cols, nTokens, a, xStride);
+    this.matmulQ(wtype, w, rows, cols, a, nTokens, y, yStride);
   }
 
   rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight = 0): void {
     this.dispatch(KERNEL_INDEX.rms_norm, nRows, 1, n * nRows * 4, x, n * 4, y, n * 4, n, eps, weight);
+  }
+  layerNorm(x: number, y: number, n: number, nRows: number, eps: number, weight = 0, bias = 0): void {
+    this.dispatch(KERNEL_INDEX.layer_norm, nRows, 1, n * nRows * 6, x, n * 4, y, n * 4, n, eps, weight, bias);
+  }
+  addRow(x: number, bias: number, y: number, n: number, nRows: number): void {
+    this.dispatch(KERNEL_INDEX.add_row, nRows, 1, n * nRows, x, n * 4, bias, y, n * 4, n);
   }
   softmax(x: number, y: number, n: number, nRows: number, scale = 1, mask = 0, maskStride = 0): void {
     this.dispatch(KERNEL_INDEX.softmax, nRows, 1, n * nRows * 16, x, n * 4, y, n * 4, n, scale, mask, maskStride);
@@ -499,14 +556,15 @@ class Runtime implements CpuRuntime {
     const { nTokens, nHead, headDim, nDims } = r;
     if (nDims % 2 || nDims > headDim) throw new CpuRuntimeError('BAD_SHAPE', `rope over ${nDims} of ${headDim} dims`);
     const tab = this.ensureRopeTable(nTokens * nDims);
-    const t = this.f32(tab, nTokens * nDims);
+    const t = this.heapF32();
+    const tb = tab >> 2;
     const thetaScale = Math.fround(Math.pow(r.freqBase, -2 / nDims));
     const fs = Math.fround(r.freqScale ?? 1);
     const ms = Math.fround(r.mscale ?? 1);
     const ff = r.freqFactors;
     for (let i = 0; i < nTokens; i++) {
       let theta = Math.fround(r.positions[i]!);
-      const o = i * nDims;
+      const o = tb + i * nDims;
       for (let j = 0; j < nDims / 2; j++) {
         const th = Math.fround(fs * (ff ? Math.fround(theta / ff[j]!) : theta));
         t[o + 2 * j] = Math.fround(Math.cos(th)) * ms;
@@ -549,7 +607,14 @@ class Runtime implements CpuRuntime {
     const kvs = p.kvStride ?? nKvHead * headDim * 2;
     const os = p.outStride ?? nHead * headDim * 4;
     const work = nTokens * nHead * headDim * (p.kvBase + nTokens) * 2;
-    this.dispatch(KERNEL_INDEX.attn_f16, nTokens * nHead, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nHead, headDim, nHead / nKvHead, p.kvBase, p.scale);
+    const gqa = nHead / nKvHead;
+    // work items: tiles of ATT_TILE query tokens x kv heads (see kernels/kernels.ts attn_f16), the heads of
+    // a kv head split in parts when there are fewer items than threads
+    const groups = Math.ceil(nTokens / ATT_TILE) * nKvHead;
+    const hsplit = Math.min(gqa, Math.ceil(this.threads / groups));
+    const items = groups * hsplit;
+    const scr = this.ensureAttnScratch(attnScratchBytes(nTokens, nKvHead, headDim, gqa, hsplit));
+    this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nKvHead, headDim, gqa | (hsplit << 16), p.kvBase, p.scale, scr, nTokens);
   }
 
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void {

@@ -1,7 +1,7 @@
 // The worker side of the thread pool, free of platform imports: instantiate the kernels over the shared
 // memory, then loop: wait for the generation counter to move (spin briefly, then Atomics.wait), run this
 // thread's slice of the op, count itself done (the last one wakes the main thread).
-import { CTL, CTL_ARGS_BYTE_OFFSET, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceOf, type KernelFn } from './ops.js';
+import { CTL, CTL_ARGS_BYTE_OFFSET, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceEnd, sliceStart, type KernelFn } from './ops.js';
 
 export interface WorkerInit {
   module: WebAssembly.Module;
@@ -34,10 +34,11 @@ export async function workerMain(init: WorkerInit, ready: () => void): Promise<v
     if (ctl[CTL.STOP]) return;
     const active = ctl[CTL.ACTIVE]!;
     if (tid < active) {
-      const [r0, r1] = sliceOf(ctl[CTL.N]!, active, ctl[CTL.ALIGN]!, tid);
+      const n = ctl[CTL.N]!, align = ctl[CTL.ALIGN]!;
+      const r0 = sliceStart(n, active, align, tid), r1 = sliceEnd(n, active, align, tid);
       if (r0 < r1) {
         try {
-          fns[ctl[CTL.OP]!]!(r0, r1, a[0]!, a[1]!, a[2]!, a[3]!, a[4]!, a[5]!, a[6]!, a[7]!, a[8]!, a[9]!, a[10]!, a[11]!);
+          fns[ctl[CTL.OP]!]!(r0, r1, a[0]!, a[1]!, a[2]!, a[3]!, a[4]!, a[5]!, a[6]!, a[7]!, a[8]!, a[9]!, a[10]!, a[11]!, a[12]!, a[13]!);
         } catch {
           Atomics.store(ctl, CTL.ERR, 1);
         }

@@ -36,7 +36,7 @@ function close(got: ArrayLike<number>, want: ArrayLike<number>, tol: (i: number)
 }
 
 const TYPES = [GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.Q2_K, GgmlType.Q3_K,
-  GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.F16, GgmlType.F32];
+  GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS, GgmlType.F16, GgmlType.BF16, GgmlType.F32];
 
 for (const threads of [1, 2]) {
   describe(`cpu kernels, ${threads} thread(s)`, () => {
@@ -100,6 +100,22 @@ for (const threads of [1, 2]) {
       });
     }
 
+    it('matmul with strided activations and outputs', () => {
+      const rnd = rng(4), rows = 5, cols = 256, nTok = 3;
+      for (const wt of [GgmlType.Q4_K, GgmlType.F32, GgmlType.Q8_0]) {
+        const m = rt.mark();
+        const w = randomWeights(wt, rows, cols, rnd), x = randomF32(cols * nTok, rnd);
+        const wp = put(rt, w), xp = put(rt, x), y0 = rt.alloc(rows * nTok * 4);
+        rt.matmul(wt, wp, rows, cols, xp, nTok, y0);
+        // the same activations 2 rows apart, outputs 3 rows apart
+        const xs = rt.alloc(cols * nTok * 8), ys = rt.alloc(rows * nTok * 12);
+        for (let t = 0; t < nTok; t++) rt.f32(xs + t * cols * 8, cols).set(x.subarray(t * cols, (t + 1) * cols));
+        rt.matmul(wt, wp, rows, cols, xs, nTok, ys, cols * 8, rows * 12);
+        for (let t = 0; t < nTok; t++) assert.deepEqual(rt.f32(ys + t * rows * 12, rows), rt.f32(y0 + t * rows * 4, rows), ggmlTypeName(wt));
+        rt.release(m);
+      }
+    });
+
     it('repacked Q4_0 (Q4_0x4) matches Q4_0', () => {
       const rnd = rng(5), rows = 5, cols = 512;
       for (const nTok of [1, 2]) {
@@ -156,6 +172,24 @@ for (const threads of [1, 2]) {
         const want1 = Array.from({ length: n }, (_, i) => x[r * n + i]! * sc);
         close(rt.f32(y1 + r * n * 4, n), want1, (i) => 1e-6 * Math.abs(want1[i]!) + 1e-7, 'rms_norm');
         close(rt.f32(y2 + r * n * 4, n), want1.map((v, i) => v * w[i]!), () => 1e-5, 'rms_norm*w');
+      }
+      rt.release(m);
+    });
+
+    it('layer norm (with weight and bias) and a broadcast bias row', () => {
+      const rnd = rng(12), n = 37, rows = 5;
+      const x = randomF32(n * rows, rnd, 3), w = randomF32(n, rnd), b = randomF32(n, rnd);
+      const m = rt.mark();
+      const xp = put(rt, x), wp = put(rt, w), bp = put(rt, b), yp = rt.alloc(n * rows * 4), zp = rt.alloc(n * rows * 4);
+      rt.layerNorm(xp, yp, n, rows, 1e-5, wp, bp);
+      rt.addRow(xp, bp, zp, n, rows);
+      for (let r = 0; r < rows; r++) {
+        const v = Array.from(x.subarray(r * n, (r + 1) * n));
+        const mean = v.reduce((s, z) => s + z, 0) / n;
+        const vr = v.reduce((s, z) => s + (z - mean) ** 2, 0) / n;
+        const want = v.map((z, i) => ((z - mean) / Math.sqrt(vr + 1e-5)) * w[i]! + b[i]!);
+        close(rt.f32(yp + r * n * 4, n), want, () => 2e-6, 'layer_norm');
+        close(rt.f32(zp + r * n * 4, n), Float32Array.from(v, (z, i) => z + b[i]!), () => 0, 'add_row');
       }
       rt.release(m);
     });
@@ -232,8 +266,9 @@ for (const threads of [1, 2]) {
       rt.release(m);
     });
 
-    it('attention over an f16 KV cache (GQA, causal, odd head size)', () => {
-      const rnd = rng(11), nTok = 3, nHead = 4, nKv = 2, hd = 44, kvBase = 5, nPos = kvBase + nTok;
+    for (const [nTok, nHead, nKv, hd, kvBase] of [[3, 4, 2, 44, 5], [1, 3, 3, 16, 0], [2, 8, 2, 64, 37], [1, 4, 1, 128, 200], [9, 4, 2, 32, 0], [6, 2, 1, 24, 3], [1, 3, 1, 32, 9], [2, 5, 1, 16, 4]] as const) {
+    it(`attention over an f16 KV cache (${nTok} tokens, ${nHead}/${nKv} heads, head ${hd}, ${kvBase} cached)`, () => {
+      const rnd = rng(11 + hd), nPos = kvBase + nTok;
       const q = randomF32(nTok * nHead * hd, rnd);
       const kf = randomF32(nPos * nKv * hd, rnd, 2), vf = randomF32(nPos * nKv * hd, rnd);
       const k16 = Uint16Array.from(kf, f32ToF16), v16 = Uint16Array.from(vf, f32ToF16);
@@ -259,6 +294,7 @@ for (const threads of [1, 2]) {
       close(rt.f32(op, q.length), want, () => 2e-5, 'attention');
       rt.release(m);
     });
+    }
   });
 }
 
@@ -273,6 +309,17 @@ describe('cpu runtime threads', () => {
       rt.add(a, a, y, 0);
       // rows out of bounds trap in both threads
       assert.throws(() => rt.matmulQ(GgmlType.Q8_0, 0xfff00000, 64, 256, a, 1, y), (e: Error & { code?: string }) => e.code === 'KERNEL_FAILED');
+      // after reserve(), ops of the reserved shapes allocate nothing
+      rt.reserve(5, 256, 64, { nHead: 4, nKvHead: 2, headDim: 64 });
+      const x = rt.alloc(5 * 256 * 4), w = rt.alloc(8 * 144), out = rt.alloc(8 * 5 * 4);
+      const kv = rt.alloc(9 * 2 * 64 * 2), q = rt.alloc(5 * 4 * 64 * 4), o = rt.alloc(5 * 4 * 64 * 4);
+      const top = rt.mark();
+      rt.matmul(GgmlType.Q4_K, w, 8, 256, x, 5, out);
+      rt.matmul(GgmlType.Q8_0, w, 4, 64, x, 5, out);
+      rt.rope({ x: q, nTokens: 5, nHead: 4, headDim: 64, nDims: 64, positions: [0, 1, 2, 3, 4], freqBase: 1e4, neox: true });
+      rt.attention({ q, k: kv, v: kv, out: o, nTokens: 5, nHead: 4, nKvHead: 2, headDim: 64, kvBase: 4, scale: 0.125 });
+      rt.attention({ q, k: kv, v: kv, out: o, nTokens: 1, nHead: 4, nKvHead: 2, headDim: 64, kvBase: 8, scale: 0.125 });
+      assert.equal(rt.mark(), top);
       // the pool still works afterwards
       rt.f32(a, 32).fill(1);
       rt.add(a, a, y, 16);
@@ -286,6 +333,26 @@ describe('cpu runtime threads', () => {
 });
 
 describe('cpu runtime memory', () => {
+  it('reads a file range straight into the memory (Node)', async () => {
+    const { writeFileSync, mkdtempSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const { readFileIntoMemory } = await import('../../../src/backends/cpu/node-io.js');
+    const dir = mkdtempSync(join(tmpdir(), 'cpu-io-'));
+    const rt = await createCpuRuntime({ threads: 1 });
+    try {
+      const bytes = Uint8Array.from({ length: 100000 }, (_, i) => (i * 7) & 255);
+      writeFileSync(join(dir, 'w.bin'), bytes);
+      const p = rt.alloc(50000);
+      readFileIntoMemory(rt, join(dir, 'w.bin'), 1234, 50000, p);
+      assert.deepEqual(rt.u8(p, 50000), bytes.subarray(1234, 51234));
+      assert.throws(() => readFileIntoMemory(rt, join(dir, 'w.bin'), 90000, 20000, p), /end of file/);
+    } finally {
+      await rt.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('grows the memory, aligns, and names the sizes when wasm32 cannot hold an allocation', async () => {
     const rt = await createCpuRuntime({ threads: 1, maxMemoryBytes: 8 << 20 });
     try {
