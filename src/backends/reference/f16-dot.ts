@@ -9,7 +9,11 @@ const lanes = new Float64Array(16);
 const f = Math.fround;
 
 function reduce16(): number {
-  // GCC's __MM512_REDUCE_OP: hi256 + lo256, then hi128 + lo128, then [0]+[2], [1]+[3], then [0]+[1]
+  return reduceAdd16(lanes);
+}
+
+/** _mm512_reduce_add_ps of 16 f32 lanes, in GCC's order (__MM512_REDUCE_OP): hi256 + lo256, then hi128 + lo128, then [0]+[2], [1]+[3], then [0]+[1]. */
+export function reduceAdd16(lanes: ArrayLike<number>): number {
   const t3 = [0, 0, 0, 0, 0, 0, 0, 0];
   for (let i = 0; i < 8; i++) t3[i] = f(lanes[i]! + lanes[i + 8]!);
   const t6 = [f(t3[0]! + t3[4]!), f(t3[1]! + t3[5]!), f(t3[2]! + t3[6]!), f(t3[3]! + t3[7]!)];

@@ -6,7 +6,8 @@ import { GgmlType, rowBytes } from '../../gguf/ggml-types.js';
 import { dequantizeRow } from '../../quant/dequantize.js';
 import { quantizeActivations, vecDot, vecDotType } from '../../quant/vec-dot.js';
 import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
-import { dotF16Vec } from './f16-dot.js';
+import { dotF16Vec, reduceAdd16 } from './f16-dot.js';
+import { fmaf } from '../../quant/rounding.js';
 
 /** y[m][n] = W[n][k] · x[m][k], with ggml's activation quantization for W's type. */
 export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Float32Array, m: number, y: Float32Array): void {
@@ -65,10 +66,33 @@ export function softcap(a: Float32Array, n: number, cap: number, y: Float32Array
   for (let i = 0; i < n; i++) y[i] = Math.fround(Math.tanh(Math.fround(a[i]! * inv))) * cap;
 }
 
+// ggml_v_expf (ggml-cpu vec.h, AVX-512 version): the exp ggml's x86 SIMD paths use in SiLU and in
+// softmax, an f32 polynomial built from fused multiply-adds (max error ~1.5 ulp, so it differs
+// from a correctly rounded exp in the last bit now and then). Reproduced op by op.
+const EXP_R = 12582912; // 0x1.8p23
+const EXP_LOG2E = 0x1715476 / 2 ** 24; // 0x1.715476p+0
+const EXP_LN2_HI = 0x162e4 / 2 ** 17; // 0x1.62e4p-1
+const EXP_LN2_LO = 0x17f7d1c / 2 ** 44; // 0x1.7f7d1cp-20
+const EXP_C5 = 0x10e4020 / 2 ** 31; // 0x1.0e4020p-7
+const EXP_C4 = 0x1573e2e / 2 ** 29; // 0x1.573e2ep-5
+const EXP_C3 = 0x1555e66 / 2 ** 27; // 0x1.555e66p-3
+const EXP_C2 = 0x1fffdb6 / 2 ** 26; // 0x1.fffdb6p-2
+const EXP_C1 = 0x1ffffec / 2 ** 25; // 0x1.ffffecp-1
+export function expfV(x: number): number {
+  const z = fmaf(x, EXP_LOG2E, EXP_R);
+  const n = Math.fround(z - EXP_R);
+  const b = fmaf(-n, EXP_LN2_LO, fmaf(-n, EXP_LN2_HI, x));
+  if (Math.abs(n) > 192) return n > 0 ? Infinity : 0;
+  const u = Math.fround(b * b);
+  const j = fmaf(fmaf(fmaf(EXP_C5, b, EXP_C4), u, fmaf(EXP_C3, b, EXP_C2)), u, fmaf(EXP_C1, b, 1));
+  return Math.fround(j * 2 ** n); // _mm512_scalef_ps
+}
+
+/** ggml_vec_swiglu_f32 (AVX-512): silu(x) = x / (1 + v_expf(-x)), then times the gate, in f32. */
 export function swiglu(a: Float32Array, b: Float32Array, n: number, y: Float32Array): void {
   for (let i = 0; i < n; i++) {
     const x = a[i]!;
-    y[i] = Math.fround(x / Math.fround(1 + Math.fround(Math.exp(-x)))) * b[i]!;
+    y[i] = Math.fround(x / Math.fround(1 + expfV(-x))) * b[i]!;
   }
 }
 
@@ -121,8 +145,9 @@ export function rope(x: Float32Array, nTok: number, rowLen: number, pos: Int32Ar
         const i0 = neox ? h + i : h + 2 * i;
         const i1 = neox ? h + i + half : h + 2 * i + 1;
         const x0 = x[i0]!, x1 = x[i1]!;
-        y[i0] = x0 * cos[i]! - x1 * sin[i]!;
-        y[i1] = x0 * sin[i]! + x1 * cos[i]!;
+        // ggml's rotate_pairs `x0*cos - x1*sin` as GCC contracts it: fma(x0, cos, -(x1*sin))
+        y[i0] = fmaf(x0, cos[i]!, -Math.fround(x1 * sin[i]!));
+        y[i1] = fmaf(x0, sin[i]!, Math.fround(x1 * cos[i]!));
       }
       for (let i = h + nDims; i < h + headDim; i++) y[i] = x[i]!; // dims past nDims pass through
     }
@@ -157,6 +182,8 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
   const scores = new Float64Array(nKv);
   const w = new Float32Array(nKv);
   const kqScale = Math.fround(p.scale);
+  const capF = Math.fround(p.softcap), invCap = Math.fround(1 / capF);
+  const chunk = new Float64Array(16);
   const qh = new Float32Array(dk);
   // the cache as f32 values (f16-exact for an f16 cache)
   const kf = new Float32Array((maxPos + 1) * rowK);
@@ -173,16 +200,24 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
       let max = -Infinity;
       for (let j = lo; j <= p0; j++) {
         let sf = f16 ? dotF16Vec(dk, kf, j * rowK + kvh * dk, 1, qh, 0) : dotF32(dk, kf, j * rowK + kvh * dk, qh);
-        if (p.softcap > 0) sf = Math.fround(Math.fround(Math.tanh(Math.fround(sf / p.softcap))) * p.softcap);
+        // softcap as llama.cpp builds it: ggml_scale by 1/cap (an f32 multiply), tanh, ggml_scale by cap
+        if (p.softcap > 0) sf = Math.fround(Math.fround(Math.tanh(Math.fround(sf * invCap))) * capF);
         sf = Math.fround(sf * kqScale);
         scores[j] = sf;
         if (sf > max) max = sf;
       }
+      // ggml_vec_soft_max_f32 (AVX-512): v_expf(x - max) over 16-slot chunks of the padded KV
+      // view; each chunk's 16 values summed by _mm512_reduce_add_ps in f32, the chunk sums in
+      // double. Masked slots are exp(-inf) = 0 and only pad the chunks.
       let sum = 0;
-      for (let j = lo; j <= p0; j++) {
-        const e = Math.fround(Math.exp(scores[j]! - max));
-        scores[j] = e;
-        sum += e;
+      for (let c = lo & ~15; c <= p0; c += 16) {
+        chunk.fill(0);
+        for (let j = Math.max(c, lo); j <= Math.min(c + 15, p0); j++) {
+          const e = expfV(Math.fround(scores[j]! - max));
+          scores[j] = e;
+          chunk[j - c] = e;
+        }
+        sum += reduceAdd16(chunk);
       }
       const inv = Math.fround(1 / sum);
       w.fill(0);
