@@ -6,8 +6,9 @@ import { GgmlType, rowBytes } from '../../gguf/ggml-types.js';
 import { dequantizeRow } from '../../quant/dequantize.js';
 import { quantizeActivations, vecDot, vecDotType } from '../../quant/vec-dot.js';
 import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
-import { dotF16Vec, reduceAdd16 } from './f16-dot.js';
+import { dotF16Order, reduceAdd16 } from './f16-dot.js';
 import { fmaf } from '../../quant/rounding.js';
+import { cosf, sinf } from './libm.js';
 
 /** y[m][n] = W[n][k] · x[m][k], with ggml's activation quantization for W's type. */
 export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Float32Array, m: number, y: Float32Array): void {
@@ -135,8 +136,8 @@ export function rope(x: Float32Array, nTok: number, rowLen: number, pos: Int32Ar
     for (let i = 0; i < half; i++) {
       const ff = factors ? factors[i]! : 1;
       const th = Math.fround(Math.fround(theta / ff) * freqScale);
-      cos[i] = Math.cos(th);
-      sin[i] = Math.sin(th);
+      cos[i] = cosf(th); // glibc's, as ggml's rope_yarn calls it (not correctly rounded)
+      sin[i] = sinf(th);
       theta = Math.fround(theta * thetaScale);
     }
     const ro = t * rowLen;
@@ -199,7 +200,7 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
       for (let i = 0; i < dk; i++) qh[i] = f16 ? F16_TO_F32[f32ToF16(q[qo + i]!)]! : q[qo + i]!;
       let max = -Infinity;
       for (let j = lo; j <= p0; j++) {
-        let sf = f16 ? dotF16Vec(dk, kf, j * rowK + kvh * dk, 1, qh, 0) : dotF32(dk, kf, j * rowK + kvh * dk, qh);
+        let sf = f16 ? dotF16Order(dk, kf, j * rowK + kvh * dk, 1, qh, 0) : dotF32(dk, kf, j * rowK + kvh * dk, qh);
         // softcap as llama.cpp builds it: ggml_scale by 1/cap (an f32 multiply), tanh, ggml_scale by cap
         if (p.softcap > 0) sf = Math.fround(Math.fround(Math.tanh(Math.fround(sf * invCap))) * capF);
         sf = Math.fround(sf * kqScale);
@@ -228,7 +229,7 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
       const yo = t * dv * nHead + h * dv;
       const n = nKv; // llama.cpp pads the KV view (masked slots weigh 0)
       for (let i = 0; i < dv; i++) {
-        y[yo + i] = f16 ? dotF16Vec(n, vf, kvh * dv + i, rowV, w, 0) : dotF32Strided(p0 + 1, vf, kvh * dv + i, rowV, w);
+        y[yo + i] = f16 ? dotF16Order(n, vf, kvh * dv + i, rowV, w, 0) : dotF32Strided(p0 + 1, vf, kvh * dv + i, rowV, w);
       }
     }
   }
