@@ -4,36 +4,12 @@
 
 import { GgmlType, rowBytes } from '../../gguf/ggml-types.js';
 import { dequantizeRow } from '../../quant/dequantize.js';
-import { quantizeActivations, vecDot, vecDotType } from '../../quant/vec-dot.js';
 import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
-import { dotF16Order, reduceAdd16 } from './f16-dot.js';
+import { dotF16Order, dotF16Vec, reduceAdd16 } from './f16-dot.js';
 import { fmaf } from '../../quant/rounding.js';
 import { cosf, sinf } from './libm.js';
 
-/** y[m][n] = W[n][k] · x[m][k], with ggml's activation quantization for W's type. */
-export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Float32Array, m: number, y: Float32Array): void {
-  if (wType === GgmlType.F32) {
-    const wf = new Float32Array(w.buffer, w.byteOffset, k * n);
-    for (let i = 0; i < m; i++) {
-      const xo = i * k;
-      for (let j = 0; j < n; j++) {
-        const wo = j * k;
-        let s = 0;
-        for (let c = 0; c < k; c++) s += wf[wo + c]! * x[xo + c]!;
-        y[i * n + j] = s;
-      }
-    }
-    return;
-  }
-  const vt = vecDotType(wType);
-  const aRow = rowBytes(vt, k);
-  const act = new Uint8Array(aRow * m);
-  for (let i = 0; i < m; i++) quantizeActivations(vt, x, i * k, act, i * aRow, k);
-  const wRow = rowBytes(wType, k);
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) y[i * n + j] = vecDot(wType, k, w, j * wRow, act, i * aRow);
-  }
-}
+export { mulMat } from './matmul.js';
 
 /** out[i] = row ids[i] of W, dequantized. */
 export function getRows(wType: number, w: Uint8Array, k: number, ids: Int32Array, nIds: number, out: Float32Array): void {
@@ -184,6 +160,8 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
   const w = new Float32Array(nKv);
   const kqScale = Math.fround(p.scale);
   const capF = Math.fround(p.softcap), invCap = Math.fround(1 / capF);
+  // K·Q and V·softmax are f16 mul_mats: tinyBLAS for a batch of >= 2 tokens, ggml_vec_dot_f16 for one
+  const dotKV = nTok >= 2 ? dotF16Order : dotF16Vec;
   const chunk = new Float64Array(16);
   const qh = new Float32Array(dk);
   // the cache as f32 values (f16-exact for an f16 cache)
@@ -200,7 +178,7 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
       for (let i = 0; i < dk; i++) qh[i] = f16 ? F16_TO_F32[f32ToF16(q[qo + i]!)]! : q[qo + i]!;
       let max = -Infinity;
       for (let j = lo; j <= p0; j++) {
-        let sf = f16 ? dotF16Order(dk, kf, j * rowK + kvh * dk, 1, qh, 0) : dotF32(dk, kf, j * rowK + kvh * dk, qh);
+        let sf = f16 ? dotKV(dk, kf, j * rowK + kvh * dk, 1, qh, 0) : dotF32(dk, kf, j * rowK + kvh * dk, qh);
         // softcap as llama.cpp builds it: ggml_scale by 1/cap (an f32 multiply), tanh, ggml_scale by cap
         if (p.softcap > 0) sf = Math.fround(Math.fround(Math.tanh(Math.fround(sf * invCap))) * capF);
         sf = Math.fround(sf * kqScale);
@@ -229,7 +207,7 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
       const yo = t * dv * nHead + h * dv;
       const n = nKv; // llama.cpp pads the KV view (masked slots weigh 0)
       for (let i = 0; i < dv; i++) {
-        y[yo + i] = f16 ? dotF16Order(n, vf, kvh * dv + i, rowV, w, 0) : dotF32Strided(p0 + 1, vf, kvh * dv + i, rowV, w);
+        y[yo + i] = f16 ? dotKV(n, vf, kvh * dv + i, rowV, w, 0) : dotF32Strided(p0 + 1, vf, kvh * dv + i, rowV, w);
       }
     }
   }
