@@ -1,13 +1,14 @@
 // The activation side of ggml's CPU matmul: which type the activations are converted to for a
 // given weight type (type_traits_cpu[].vec_dot_type), that conversion, and the row dot product
-// ggml_vec_dot_<weight>_<vec> with the formulas of ggml-cpu's generic (scalar) paths:
-// integer sums per block, scaled per block, accumulated in f32. Every f32 operation is
-// Math.fround'ed (`f`) in C's order. The K-quant kernels keep ggml's 8 partial f32 sums
-// (one per lane l = index mod 8) and add them at the end, since that order shows in the bits.
-// Checked bit-exact (test/quant/golden.test.ts) against ggml's *_generic kernels from a build
-// without FMA (the baseline x86-64 CPU variant). Builds that contract a*b+c into FMA, and the
-// SIMD kernels llama.cpp actually runs on x86/ARM, sum differently: they agree with this to
-// float rounding (~1e-6 relative), not bit for bit.
+// ggml_vec_dot_<weight>_<vec>. Integer sums are exact; what matters is the f32 order, and every
+// f32 operation is Math.fround'ed (`f`) or fused (`fmaf`) as the C code does it.
+// Two flavours:
+// - 'x86' (default): for Q4_K, Q6_K and Q8_0 the kernels llama.cpp's x86 AVX2/AVX-512 build runs
+//   (8 int32 lanes per block, one f32 FMA accumulator per lane, hsum_float_8), bit-exact with the
+//   build that made the parity fixtures (checked through tools/ggml-oracle). Other types use the
+//   generic formulas below, which agree with their SIMD versions to float rounding.
+// - 'generic': ggml's *_generic scalar kernels, checked bit-exact (test/quant/golden.test.ts)
+//   against a build without FMA (the baseline x86-64 CPU variant).
 
 import { GgmlType, ggmlTypeName } from '../gguf/ggml-types.js';
 import {
@@ -201,7 +202,8 @@ function dotQ5_1(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
   return sumf;
 }
 
-function dotQ8_0(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+// ggml's generic C order, kept as the bit-exact oracle of ggml_vec_dot_q8_0_q8_0_generic.
+function dotQ8_0Generic(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
   const nb = checkBlocks('Q8_0', n, QK);
   let sumf = 0;
   for (let ib = 0; ib < nb; ib++, wo += Q8_0_BYTES, ao += Q8_0_BYTES) {
@@ -210,6 +212,25 @@ function dotQ8_0(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
     sumf = f(sumf + f(sumi * f(readF16(w, wo) * readF16(a, ao))));
   }
   return sumf;
+}
+
+// ggml_vec_dot_q8_0_q8_0 on x86 (AVX2/AVX-512 VNNI), and llamafile's tinyBLAS_Q0_AVX for Q8_0,
+// which does the same arithmetic per output: 8 int32 lanes per block (lane l = values 4l..4l+3),
+// each converted to f32 and fused-multiply-added by d = x.d*y.d into its own accumulator across
+// blocks, then hsum_float_8.
+const q8Lanes = new Float64Array(8);
+function dotQ8_0(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+  const nb = checkBlocks('Q8_0', n, QK);
+  q8Lanes.fill(0);
+  for (let ib = 0; ib < nb; ib++, wo += Q8_0_BYTES, ao += Q8_0_BYTES) {
+    const d = f(readF16(w, wo) * readF16(a, ao));
+    for (let l = 0; l < 8; l++) {
+      let s = 0;
+      for (let t = 2 + 4 * l; t < 6 + 4 * l; t++) s += ((w[wo + t]! << 24) >> 24) * ((a[ao + t]! << 24) >> 24);
+      q8Lanes[l] = fmaf(d, s, q8Lanes[l]!);
+    }
+  }
+  return hsumFloat8(q8Lanes);
 }
 
 function dotIQ4_NL(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
@@ -522,6 +543,7 @@ export function vecDot(weightType: number, n: number, w: Uint8Array, wOffset: nu
   if (flavor === 'generic') {
     if (weightType === GgmlType.Q4_K) return dotQ4_KGeneric(n, w, wOffset, a, aOffset);
     if (weightType === GgmlType.Q6_K) return dotQ6_KGeneric(n, w, wOffset, a, aOffset);
+    if (weightType === GgmlType.Q8_0) return dotQ8_0Generic(n, w, wOffset, a, aOffset);
   }
   return vecDotFn(weightType)(n, w, wOffset, a, aOffset);
 }
