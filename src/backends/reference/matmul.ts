@@ -5,8 +5,9 @@
 // The routing (ggml_compute_forward_mul_mat and the repack extra buffer type):
 //   - Q4_K weights with a multiple of 8 rows are repacked (every matmul weight, including the copy
 //     llama.cpp loads of tied token embeddings for the output): ggml_gemm_q4_K_8x8_q8_K for each
-//     group of 4 activation rows,
-//     ggml_gemv_q4_K_8x8_q8_K for the rows left over (all of them in a one-token decode).
+//     group of 4 activation rows, ggml_gemv_q4_K_8x8_q8_K for the rows left over (all of them in
+//     a one-token decode). Q6_K and Q8_0 are not repacked on x86 in this build.
+//   - Q4_0 weights with a multiple of 8 rows are repacked too: ggml_gemm/gemv_q4_0_8x8_q8_0.
 //   - F32 and F16 weights with at least 2 activation rows: llamafile's tinyBLAS (16 f32 lanes
 //     with FMA, _mm512_reduce_add_ps); F16 weights see the activations rounded to f16.
 //     With 1 row tinyBLAS declines ("only for prompt processing") and ggml_vec_dot_f32/_f16 run.
@@ -14,7 +15,7 @@
 //     output is ggml_vec_dot_<type> (src/quant/vec-dot.ts has the x86 orders).
 
 import { GgmlType, rowBytes } from '../../gguf/ggml-types.js';
-import { Q4K_D, Q4K_DMIN, Q4K_QS, Q4K_SCALES, Q4_K_BYTES, Q8K_BSUMS, Q8K_D, Q8K_QS, Q8_K_BYTES, scaleMinK4 } from '../../quant/blocks.js';
+import { Q4_0_BYTES, Q8_0_BYTES, Q4K_D, Q4K_DMIN, Q4K_QS, Q4K_SCALES, Q4_K_BYTES, Q8K_BSUMS, Q8K_D, Q8K_QS, Q8_K_BYTES, scaleMinK4 } from '../../quant/blocks.js';
 import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
 import { fmaf } from '../../quant/rounding.js';
 import { quantizeActivations, vecDot, vecDotType } from '../../quant/vec-dot.js';
@@ -41,9 +42,36 @@ export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Fl
     }
     return;
   }
+  if (wType === GgmlType.Q4_0 && n % 8 === 0) {
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < n; j++) y[i * n + j] = gemQ4_0(k, w, j * wRow, act, i * aRow);
+    }
+    return;
+  }
   for (let i = 0; i < m; i++) {
     for (let j = 0; j < n; j++) y[i * n + j] = vecDot(wType, k, w, j * wRow, act, i * aRow);
   }
+}
+
+// ---------------------------------------------------------------- repacked Q4_0 (block_q4_0x8)
+
+/**
+ * ggml_gemv_q4_0_8x8_q8_0 / ggml_gemm_q4_0_8x8_q8_0 (AVX2/AVX-512, "lut" kernels; GEMM and GEMV
+ * do the same arithmetic per output): each 32-value block's exact integer dot, converted to f32,
+ * fused-multiply-added with d = x.d*y.d into one accumulator. The 4-row activation quantizer
+ * (ggml_quantize_mat_q8_0_4x8) rounds like the x86 quantize_row_q8_0.
+ */
+function gemQ4_0(k: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+  let acc = 0;
+  for (let b = 0; b < k / 32; b++, wo += Q4_0_BYTES, ao += Q8_0_BYTES) {
+    let s = 0;
+    for (let j = 0; j < 16; j++) {
+      const q = w[wo + 2 + j]!;
+      s += ((q & 0xf) - 8) * ((a[ao + 2 + j]! << 24) >> 24) + ((q >> 4) - 8) * ((a[ao + 18 + j]! << 24) >> 24);
+    }
+    acc = fmaf(f(s), f(f16At(w, wo) * f16At(a, ao)), acc);
+  }
+  return acc;
 }
 
 // ---------------------------------------------------------------- float weights
