@@ -114,3 +114,89 @@ function sincos(y: number, cos: boolean): number {
 export function cosf(y: number): number { return sincos(y, true); }
 /** glibc sinf (x86-64 FMA build) of an f32 value */
 export function sinf(y: number): number { return sincos(y, false); }
+
+// glibc's tanhf (2.36 and earlier releases: the fdlibm algorithm through expm1f, all in f32
+// without FMA; about a third of its results differ from the correctly rounded tanh). ggml's
+// GGML_OP_TANH calls it, e.g. for gemma2's attention and final logit softcaps.
+const bits32 = (x: number): number => bitsOf(x);
+function fromBits(b: number): number { u32[0] = b >>> 0; return f32[0]!; }
+const LN2_HI = fromBits(0x3f317180), LN2_LO = fromBits(0x3717f7d1), INVLN2 = fromBits(0x3fb8aa3b);
+const Q1 = fromBits(0xbd088889), Q2 = fromBits(0x3ad00d01), Q3 = fromBits(0xb8a670cd), Q4 = fromBits(0x36867e54), Q5 = fromBits(0xb457edbb);
+const HUGE = f(1e30), TINY = f(1e-30);
+
+/** fdlibm expm1f, op by op in f32 */
+export function expm1f(xIn: number): number {
+  let x = f(xIn);
+  let hx = bits32(x);
+  const xsb = hx & 0x80000000;
+  hx &= 0x7fffffff;
+  if (hx >= 0x4195b844) {
+    if (hx >= 0x42b17218) {
+      if (hx > 0x7f800000) return x + x;
+      if (hx === 0x7f800000) return xsb === 0 ? x : -1;
+      if (x > fromBits(0x42b17180)) return Infinity;
+    }
+    if (xsb !== 0) return f(TINY - 1);
+  }
+  let hi: number, lo: number, k: number, c = 0;
+  if (hx > 0x3eb17218) {
+    if (hx < 0x3f851592) {
+      if (xsb === 0) { hi = f(x - LN2_HI); lo = LN2_LO; k = 1; } else { hi = f(x + LN2_HI); lo = -LN2_LO; k = -1; }
+    } else {
+      k = Math.trunc(f(f(INVLN2 * x) + (xsb === 0 ? 0.5 : -0.5)));
+      const t = k;
+      hi = f(x - f(t * LN2_HI));
+      lo = f(t * LN2_LO);
+    }
+    x = f(hi - lo);
+    c = f(f(hi - x) - lo);
+  } else if (hx < 0x33000000) {
+    return x;
+  } else k = 0;
+  const hfx = f(0.5 * x);
+  const hxs = f(x * hfx);
+  const r1 = f(1 + f(hxs * f(Q1 + f(hxs * f(Q2 + f(hxs * f(Q3 + f(hxs * f(Q4 + f(hxs * Q5))))))))));
+  let t = f(3 - f(r1 * hfx));
+  let e = f(hxs * f(f(r1 - t) / f(6 - f(x * t))));
+  if (k === 0) return f(x - f(f(x * e) - hxs));
+  e = f(f(x * f(e - c)) - c);
+  e = f(e - hxs);
+  if (k === -1) return f(f(0.5 * f(x - e)) - 0.5);
+  if (k === 1) return x < -0.25 ? f(-2 * f(e - f(x + 0.5))) : f(1 + f(2 * f(x - e)));
+  let y: number;
+  if (k <= -2 || k > 56) {
+    y = f(1 - f(e - x));
+    y = fromBits(bits32(y) + (k << 23));
+    return f(y - 1);
+  }
+  if (k < 23) {
+    t = fromBits(0x3f800000 - (0x1000000 >> k));
+    y = f(t - f(e - x));
+  } else {
+    t = fromBits((0x7f - k) << 23);
+    y = f(x - f(e + t));
+    y = f(y + 1);
+  }
+  return fromBits(bits32(y) + (k << 23));
+}
+
+/** glibc 2.36 tanhf (fdlibm) */
+export function tanhf(xIn: number): number {
+  const x = f(xIn);
+  const jx = bits32(x);
+  const ix = jx & 0x7fffffff;
+  if (ix >= 0x7f800000) return Number.isNaN(x) ? x : jx >>> 31 ? -1 : 1;
+  let z: number;
+  if (ix < 0x41b00000) {
+    if (ix === 0) return x;
+    if (ix < 0x24000000) return f(x * f(1 + x));
+    if (ix >= 0x3f800000) {
+      const t = expm1f(f(2 * Math.abs(x)));
+      z = f(1 - f(2 / f(t + 2)));
+    } else {
+      const t = expm1f(f(-2 * Math.abs(x)));
+      z = f(-t / f(t + 2));
+    }
+  } else z = f(1 - TINY);
+  return jx >>> 31 ? -z : z;
+}

@@ -7,7 +7,7 @@ import { dequantizeRow } from '../../quant/dequantize.js';
 import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
 import { dotF16Order, dotF16Vec, reduceAdd16 } from './f16-dot.js';
 import { fmaf } from '../../quant/rounding.js';
-import { cosf, sinf } from './libm.js';
+import { cosf, sinf, tanhf } from './libm.js';
 
 export { mulMat } from './matmul.js';
 
@@ -40,7 +40,9 @@ export function scale(a: Float32Array, n: number, s: number, y: Float32Array): v
 
 export function softcap(a: Float32Array, n: number, cap: number, y: Float32Array): void {
   const inv = Math.fround(1 / cap);
-  for (let i = 0; i < n; i++) y[i] = Math.fround(Math.tanh(Math.fround(a[i]! * inv))) * cap;
+  const capF = Math.fround(cap);
+  // llama.cpp: ggml_scale by 1/cap, ggml_tanh (glibc tanhf), ggml_scale by cap; all f32
+  for (let i = 0; i < n; i++) y[i] = tanhf(Math.fround(a[i]! * inv)) * capF;
 }
 
 // ggml_v_expf (ggml-cpu vec.h, AVX-512 version): the exp ggml's x86 SIMD paths use in SiLU and in
@@ -75,15 +77,18 @@ export function swiglu(a: Float32Array, b: Float32Array, n: number, y: Float32Ar
 
 // ggml's CPU GELU: for |x| < 10 the input is rounded to f16 and looked up in a table of
 // f16-rounded tanh-approximation results.
-const GELU_COEF_A = 0.044715;
-const SQRT_2_OVER_PI = 0.7978845608028654;
+const GELU_COEF_A = Math.fround(0.044715);
+const SQRT_2_OVER_PI = Math.fround(0.7978845608028654);
 let geluTable: Float32Array | undefined;
 function geluF16Table(): Float32Array {
   if (geluTable) return geluTable;
   const t = new Float32Array(65536);
   for (let h = 0; h < 65536; h++) {
     const x = F16_TO_F32[h]!;
-    const g = Math.fround(0.5 * x * (1 + Math.tanh(Math.fround(SQRT_2_OVER_PI * x * (1 + GELU_COEF_A * x * x)))));
+    // ggml_gelu_f32 in f32 as compiled: 0.5f*x*(1.0f + tanhf(SQRT_2_OVER_PI*x*(1.0f + GELU_COEF_A*x*x))),
+    // with GCC fusing 1.0f + (A*x)*x into one FMA (checked against ggml_table_gelu_f16: all equal)
+    const inner = Math.fround(Math.fround(SQRT_2_OVER_PI * x) * fmaf(Math.fround(GELU_COEF_A * x), x, 1));
+    const g = Math.fround(Math.fround(0.5 * x) * Math.fround(1 + Math.fround(Math.tanh(inner))));
     t[h] = F16_TO_F32[f32ToF16(g)]!;
   }
   return (geluTable = t);
@@ -180,7 +185,7 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
       for (let j = lo; j <= p0; j++) {
         let sf = f16 ? dotKV(dk, kf, j * rowK + kvh * dk, 1, qh, 0) : dotF32(dk, kf, j * rowK + kvh * dk, qh);
         // softcap as llama.cpp builds it: ggml_scale by 1/cap (an f32 multiply), tanh, ggml_scale by cap
-        if (p.softcap > 0) sf = Math.fround(Math.fround(Math.tanh(Math.fround(sf * invCap))) * capF);
+        if (p.softcap > 0) sf = Math.fround(tanhf(Math.fround(sf * invCap)) * capF);
         sf = Math.fround(sf * kqScale);
         scores[j] = sf;
         if (sf > max) max = sf;
