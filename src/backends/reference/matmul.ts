@@ -17,7 +17,7 @@
 import { GgmlType, rowBytes } from '../../gguf/ggml-types.js';
 import { Q4_0_BYTES, Q8_0_BYTES, Q4K_D, Q4K_DMIN, Q4K_QS, Q4K_SCALES, Q4_K_BYTES, Q8K_BSUMS, Q8K_D, Q8K_QS, Q8_K_BYTES, scaleMinK4 } from '../../quant/blocks.js';
 import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
-import { fmaf } from '../../quant/rounding.js';
+import { fmaf, nearestInt } from '../../quant/rounding.js';
 import { quantizeActivations, vecDot, vecDotType } from '../../quant/vec-dot.js';
 import { dotF16Order, dotF16Vec, reduceAdd16 } from './f16-dot.js';
 
@@ -36,6 +36,7 @@ export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Fl
   const wRow = rowBytes(wType, k);
   if (wType === GgmlType.Q4_K && n % 8 === 0) {
     const mGemm = m - (m % 4);
+    for (let i = 0; i < mGemm; i++) q8KTieRule4x8(x, i * k, act, i * aRow, k);
     for (let i = 0; i < m; i++) {
       const dot = i < mGemm ? gemmQ4K : gemvQ4K;
       for (let j = 0; j < n; j++) y[i * n + j] = dot(k, w, j * wRow, act, i * aRow);
@@ -128,6 +129,32 @@ function bsum(a: Uint8Array, ao: number, j: number): number {
 }
 function f16At(w: Uint8Array, o: number): number {
   return F16_TO_F32[w[o]! | (w[o + 1]! << 8)]!;
+}
+
+/**
+ * ggml_quantize_mat_q8_K_4x8 (the GEMM rows' quantizer) equals quantize_row_q8_K except for the
+ * sign of the scale when a block holds both +amax and -amax: the reference takes the sign of the
+ * first such value, the 4x8 kernel takes + whenever +amax occurs (iscale = -127/amax). Redo
+ * those (rare) blocks with the 4x8 choice.
+ */
+function q8KTieRule4x8(x: Float32Array, xo: number, a: Uint8Array, ao: number, k: number): void {
+  for (let b = 0; b < k / 256; b++, xo += 256, ao += Q8_K_BYTES) {
+    let amax = 0, first = 0;
+    for (let j = 0; j < 256; j++) { const v = x[xo + j]!; if (Math.abs(v) > amax) { amax = Math.abs(v); first = v; } }
+    if (amax === 0 || first > 0) continue;
+    let hasPos = false;
+    for (let j = 0; j < 256 && !hasPos; j++) hasPos = x[xo + j] === amax;
+    if (!hasPos) continue;
+    const iscale = f(-127 / amax);
+    for (let j = 0; j < 256; j++) a[ao + Q8K_QS + j] = Math.max(-128, Math.min(127, nearestInt(f(iscale * x[xo + j]!)))) & 0xff;
+    for (let g = 0; g < 16; g++) {
+      let sum = 0;
+      for (let l = 0; l < 16; l++) sum += (a[ao + Q8K_QS + 16 * g + l]! << 24) >> 24;
+      a[ao + Q8K_BSUMS + 2 * g] = sum & 0xff;
+      a[ao + Q8K_BSUMS + 2 * g + 1] = (sum >> 8) & 0xff;
+    }
+    new DataView(a.buffer, a.byteOffset).setFloat32(ao + Q8K_D, f(1 / iscale), true);
+  }
 }
 
 /** Integer dot of 32-value sub-block j (its scale applied) and its min term, for one super-block. */
