@@ -1,9 +1,11 @@
-// f16 dot products in the summation order of ggml's x86 CPU backend, which routes f16 matmuls
-// (the attention's K·Q and V·softmax, f16 weights) through llamafile's tinyBLAS on AVX-512:
-// 16 f32 lanes, lane l accumulating elements l, l+16, l+32, ... with fused multiply-add, then
-// _mm512_reduce_add_ps's tree (8+8, 4+4, 2+2, 1+1). Matching the order matters more than it
-// seems: these results are later rounded to f16 or quantized to 8 bits, where a last-bit
-// difference can flip a rounding and change the model's output.
+// f16 dot products in the two summation orders of ggml's x86 CPU backend (AVX-512 build):
+// - dotF16Order: llamafile's tinyBLAS, which takes f16 mul_mats with at least 2 columns (a prompt
+//   batch: the attention's K·Q and V·softmax, f16 weights): 16 f32 lanes, lane l accumulating
+//   elements l, l+16, l+32, ... with fused multiply-add, then _mm512_reduce_add_ps's tree.
+// - dotF16Vec: ggml_vec_dot_f16, which runs when tinyBLAS declines (a one-token decode).
+// f16 x f16 products are exact in f32, so the FMA is one rounding of an exact sum here.
+// Matching the order matters more than it seems: these results are later rounded to f16 or
+// quantized to 8 bits, where a last-bit difference can flip a rounding and change the output.
 
 const lanes = new Float64Array(16);
 const f = Math.fround;
