@@ -15,6 +15,10 @@ for (const arch of PARITY_ARCHS) {
       const r = await runParity(name, device, tolerance(type));
       assert.ok(r.compared > 0, `${name}: no step compared`);
       assert.deepEqual(r.failures, [], `${name}: ${r.failures.slice(0, 5).join('; ')} (max prob err ${r.maxProbErr.toExponential(2)})`);
+      // The reference backend reproduces llama.cpp's logits bit for bit (tools/ggml-oracle); what is
+      // left is the recorded probabilities' own f32 softmax and printing (~1e-6). A kernel order that
+      // drifts shows up as 1e-4..1e-2 here long before it breaks the rule above.
+      assert.ok(r.maxProbErr < 1e-5, `${name}: max prob err ${r.maxProbErr.toExponential(2)}: no longer bit-exact with llama.cpp`);
     });
   }
 }

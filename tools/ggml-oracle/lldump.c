@@ -45,10 +45,10 @@ int main(int argc, char **argv) {
   if (!model) return 1;
   out = fopen(argv[2], "wb");
   int all = !strcmp(argv[3], "all");
-  int nt = 0, nd = 0; int32_t toks[512], dec[512]; int dd = 0;
+  int nt = 0, nd = 0; int32_t toks[512], dec[4096]; int dd = 0;
   for (int i = 4; i < argc; i++) { if (!strcmp(argv[i], "--")) { dd = 1; continue; } if (dd) dec[nd++] = atoi(argv[i]); else toks[nt++] = atoi(argv[i]); }
   struct llama_context_params cp = llama_context_default_params();
-  cp.n_ctx = 256; cp.n_batch = 256; cp.n_ubatch = 256; cp.n_threads = 1; cp.n_threads_batch = 1;
+  cp.n_ctx = getenv("N_CTX") ? atoi(getenv("N_CTX")) : 256; cp.n_batch = 256; cp.n_ubatch = 256; cp.n_threads = 1; cp.n_threads_batch = 1;
   cp.no_perf = true; cp.swa_full = false; cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
   cp.type_k = GGML_TYPE_F16; cp.type_v = GGML_TYPE_F16; cp.n_seq_max = 1;
   cp.cb_eval = cb; cp.cb_eval_user_data = NULL;

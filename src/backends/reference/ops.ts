@@ -160,7 +160,11 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
   const group = nHead / nHeadKv;
   const rowK = dk * nHeadKv;
   const rowV = dv * nHeadKv;
-  const nKv = Math.max(256, Math.ceil((maxPos + 1) / 16) * 16); // keys considered, padded to the lane width
+  // The KV view llama.cpp attends over: the used cells padded to a multiple of 256 (at least 256;
+  // llama_kv_cache::get_n_kv). Masked slots weigh 0, but the view's length decides which part of
+  // V·softmax ggml_vec_dot_f16 sums in SIMD lanes. (Cells are slot = position here; llama.cpp's
+  // non-full SWA cache reuses cells once a context outgrows it, which this does not model.)
+  const nKv = Math.max(256, Math.ceil((maxPos + 1) / 256) * 256);
   const scores = new Float64Array(nKv);
   const w = new Float32Array(nKv);
   const kqScale = Math.fround(p.scale);
