@@ -1,8 +1,10 @@
-// Reference kernels: plain TypeScript, written for clarity and for matching ggml's CPU numerics
-// (activation quantization before quantized matmuls, f16 rounding where ggml rounds, f64 sums
-// where ggml uses ggml_float). Every faster backend is tested against these.
+// Reference kernels: plain TypeScript, one function per op, reproducing bit for bit what
+// llama.cpp's CPU backend computes in the build that made the parity fixtures (x86 AVX-512,
+// NOTES.md has the list): the same kernels' float operation order, FMAs, libm functions,
+// activation quantization and f16 roundings. Every faster backend is tested against these.
+// tools/ggml-oracle compares them with llama.cpp tensor by tensor.
 
-import { GgmlType, rowBytes } from '../../gguf/ggml-types.js';
+import { rowBytes } from '../../gguf/ggml-types.js';
 import { dequantizeRow } from '../../quant/dequantize.js';
 import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
 import { dotF16Order, dotF16Vec, reduceAdd16 } from './f16-dot.js';
@@ -151,8 +153,11 @@ type Cache = Uint16Array | Float32Array;
 
 /**
  * Attention of each query row over the cache slots 0..pos (causal), masked to the sliding
- * window when set. Numerics as ggml without flash attention: Q rounded to f16 for an f16 cache,
- * softcap, scale, softmax in f32 with an f64 sum, softmax weights rounded to f16 before V.
+ * window when set. Numerics as ggml without flash attention (bit-exact with the fixtures' build):
+ * Q rounded to f16 for an f16 cache, K·Q in tinyBLAS (batch) or ggml_vec_dot_f16 (one token)
+ * order, softcap via glibc tanhf, scale, softmax with ggml_v_expf and f32 chunk sums added in
+ * double, softmax weights rounded to f16, V·softmax over the padded KV view in the same dot order.
+ * The f32-cache path keeps plain sums (not checked against ggml).
  */
 export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cache, v: Cache, p: AttentionParams, y: Float32Array, maxPos: number): void {
   const { nHead, nHeadKv, headDimK: dk, headDimV: dv } = p;
