@@ -1,13 +1,14 @@
 // The activation side of ggml's CPU matmul: which type the activations are converted to for a
 // given weight type (type_traits_cpu[].vec_dot_type), that conversion, and the row dot product
-// ggml_vec_dot_<weight>_<vec> with the formulas of ggml-cpu's generic (scalar) paths:
-// integer sums per block, scaled per block, accumulated in f32. Every f32 operation is
-// Math.fround'ed (`f`) in C's order. The K-quant kernels keep ggml's 8 partial f32 sums
-// (one per lane l = index mod 8) and add them at the end, since that order shows in the bits.
-// Checked bit-exact (test/quant/golden.test.ts) against ggml's *_generic kernels from a build
-// without FMA (the baseline x86-64 CPU variant). Builds that contract a*b+c into FMA, and the
-// SIMD kernels llama.cpp actually runs on x86/ARM, sum differently: they agree with this to
-// float rounding (~1e-6 relative), not bit for bit.
+// ggml_vec_dot_<weight>_<vec>. Integer sums are exact; what matters is the f32 order, and every
+// f32 operation is Math.fround'ed (`f`) or fused (`fmaf`) as the C code does it.
+// Two flavours:
+// - 'x86' (default): for Q4_K, Q6_K and Q8_0 the kernels llama.cpp's x86 AVX2/AVX-512 build runs
+//   (8 int32 lanes per block, one f32 FMA accumulator per lane, hsum_float_8), bit-exact with the
+//   build that made the parity fixtures (checked through tools/ggml-oracle). Other types use the
+//   generic formulas below, which agree with their SIMD versions to float rounding.
+// - 'generic': ggml's *_generic scalar kernels, checked bit-exact (test/quant/golden.test.ts)
+//   against a build without FMA (the baseline x86-64 CPU variant).
 
 import { GgmlType, ggmlTypeName } from '../gguf/ggml-types.js';
 import {
@@ -20,7 +21,7 @@ import {
 import { DataViewCache, checkBlocks, readF16, readU16, readU32, writeU16 } from './bytes.js';
 import { F16_TO_F32, bf16ToF32, f32ToF16 } from './float16.js';
 import { quantizer } from './quantize.js';
-import { nearestInt } from './rounding.js';
+import { fmaf, nearestInt } from './rounding.js';
 
 const f = Math.fround;
 
@@ -201,7 +202,8 @@ function dotQ5_1(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
   return sumf;
 }
 
-function dotQ8_0(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+// ggml's generic C order, kept as the bit-exact oracle of ggml_vec_dot_q8_0_q8_0_generic.
+function dotQ8_0Generic(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
   const nb = checkBlocks('Q8_0', n, QK);
   let sumf = 0;
   for (let ib = 0; ib < nb; ib++, wo += Q8_0_BYTES, ao += Q8_0_BYTES) {
@@ -210,6 +212,25 @@ function dotQ8_0(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
     sumf = f(sumf + f(sumi * f(readF16(w, wo) * readF16(a, ao))));
   }
   return sumf;
+}
+
+// ggml_vec_dot_q8_0_q8_0 on x86 (AVX2/AVX-512 VNNI), and llamafile's tinyBLAS_Q0_AVX for Q8_0,
+// which does the same arithmetic per output: 8 int32 lanes per block (lane l = values 4l..4l+3),
+// each converted to f32 and fused-multiply-added by d = x.d*y.d into its own accumulator across
+// blocks, then hsum_float_8.
+const q8Lanes = new Float64Array(8);
+function dotQ8_0(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+  const nb = checkBlocks('Q8_0', n, QK);
+  q8Lanes.fill(0);
+  for (let ib = 0; ib < nb; ib++, wo += Q8_0_BYTES, ao += Q8_0_BYTES) {
+    const d = f(readF16(w, wo) * readF16(a, ao));
+    for (let l = 0; l < 8; l++) {
+      let s = 0;
+      for (let t = 2 + 4 * l; t < 6 + 4 * l; t++) s += ((w[wo + t]! << 24) >> 24) * ((a[ao + t]! << 24) >> 24);
+      q8Lanes[l] = fmaf(d, s, q8Lanes[l]!);
+    }
+  }
+  return hsumFloat8(q8Lanes);
 }
 
 function dotIQ4_NL(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
@@ -363,32 +384,48 @@ function dotQ6_KGeneric(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao:
   return finishLanes(0);
 }
 
-// The order ggml's x86 kernels (AVX2/AVX-512 and the repacked GEMV/GEMM) use for K-quants: the
-// whole super-block's integer sum is exact, then one fused multiply-add by d (and by dmin for the
-// mins). Fewer roundings than the generic lanes, and what the parity fixtures were made with.
+// ggml_vec_dot_q4_K_q8_K / ggml_vec_dot_q6_K_q8_K as compiled for x86 with AVX2 (also what the
+// AVX-512 CPU variants run: these two have no AVX-512 path). The integer products are exact; the
+// float order is: 8 int32 lanes per super-block (lane l holds values 4l..4l+3 of every 32-value
+// chunk), each lane converted to f32 and fused-multiply-added into its own f32 accumulator by
+// d = y.d * x.d, then hsum_float_8. Q4_K's mins go through 4 more f32 lanes. This is the kernel
+// llama.cpp runs for K-quant weights that are not repacked (Q6_K always; Q4_K only for
+// weights it keeps in a plain CPU buffer, e.g. tied token embeddings).
+const laneAcc = new Float64Array(8);
+const minAcc = new Float64Array(4);
+const laneInt = new Int32Array(8);
+
+/** hsum_float_8: (hi128 + lo128), then [0]+[2], [1]+[3], then their sum, all in f32. */
+function hsumFloat8(v: Float64Array): number {
+  const r0 = f(v[0]! + v[4]!), r1 = f(v[1]! + v[5]!), r2 = f(v[2]! + v[6]!), r3 = f(v[3]! + v[7]!);
+  return f(f(r0 + r2) + f(r1 + r3));
+}
+
 function dotQ4_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
   const nb = checkBlocks('Q4_K', n, QK_K);
-  let acc = 0, accm = 0;
+  laneAcc.fill(0);
+  minAcc.fill(0);
   for (let i = 0; i < nb; i++, wo += Q4_K_BYTES, ao += Q8_K_BYTES) {
-    aux32.fill(0);
-    let sumi = 0; // sum over groups of min * (activation sum of the group)
+    const yd = q8kD(a, ao);
+    const d = f(yd * readF16(w, wo + Q4K_D));
+    const dmin = f(-yd * readF16(w, wo + Q4K_DMIN));
+    laneInt.fill(0);
     for (let j = 0; j < 8; j++) {
       const sm = scaleMinK4(j, w, wo + Q4K_SCALES);
       const scale = sm & 0xff;
-      sumi += (sm >> 8) * (q8kBsum(a, ao, 2 * j) + q8kBsum(a, ao, 2 * j + 1));
-      const q = wo + Q4K_QS + 32 * (j >> 1);
-      const shift = 4 * (j & 1);
-      const q8 = ao + Q8K_QS + 32 * j;
-      for (let l = 0; l < 32; l++) {
-        aux32[l & 7] += scale * (((w[q + l]! >> shift) & 0xf) * ((a[q8 + l]! << 24) >> 24));
-      }
+      const q = wo + Q4K_QS + 32 * (j >> 1), shift = 4 * (j & 1), q8 = ao + Q8K_QS + 32 * j;
+      for (let l = 0; l < 32; l++) laneInt[l >> 2] += scale * (((w[q + l]! >> shift) & 0xf) * ((a[q8 + l]! << 24) >> 24));
     }
-    const yd = q8kD(a, ao);
-    const S = aux32[0]! + aux32[1]! + aux32[2]! + aux32[3]! + aux32[4]! + aux32[5]! + aux32[6]! + aux32[7]!;
-    acc = f(acc + f(readF16(w, wo + Q4K_D) * yd) * S);
-    accm = f(accm + f(readF16(w, wo + Q4K_DMIN) * yd) * sumi);
+    // mins: lane k = m[2k]*(bsums of group 2k) + m[2k+1]*(bsums of group 2k+1)
+    for (let k = 0; k < 4; k++) {
+      let p = 0;
+      for (let j = 2 * k; j < 2 * k + 2; j++) p += (scaleMinK4(j, w, wo + Q4K_SCALES) >> 8) * (q8kBsum(a, ao, 2 * j) + q8kBsum(a, ao, 2 * j + 1));
+      minAcc[k] = fmaf(dmin, f(p), minAcc[k]!);
+    }
+    for (let l = 0; l < 8; l++) laneAcc[l] = fmaf(d, f(laneInt[l]!), laneAcc[l]!);
   }
-  return f(acc - accm);
+  const m = f(f(minAcc[0]! + minAcc[2]!) + f(minAcc[1]! + minAcc[3]!));
+  return f(hsumFloat8(laneAcc) + m);
 }
 
 function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
@@ -419,33 +456,35 @@ function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
 
 function dotQ6_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
   const nb = checkBlocks('Q6_K', n, QK_K);
-  let acc = 0;
+  laneAcc.fill(0);
   for (let i = 0; i < nb; i++, wo += Q6_K_BYTES, ao += Q8_K_BYTES) {
-    aux32.fill(0);
+    const d = f(q8kD(a, ao) * readF16(w, wo + Q6K_D));
+    laneInt.fill(0);
     for (let half = 0; half < 2; half++) {
       const ql = wo + Q6K_QL + 64 * half, qh = wo + Q6K_QH + 32 * half;
       const q8 = ao + Q8K_QS + 128 * half;
       const sc = wo + Q6K_SCALES + 8 * half;
       // Quarter r (values 32r..32r+31 of this half): nibble from ql[l + 32*(r&1)] (low for
-      // r<2, high otherwise), top bits (qh[l] >> 2r) & 3; scale per 16 values.
+      // r<2, high otherwise), top bits (qh[l] >> 2r) & 3; the unsigned 6-bit value (0..63) is
+      // multiplied here and its -32 offset subtracted below through the activation's bsums.
       for (let r = 0; r < 4; r++) {
         const qlo = ql + 32 * (r & 1), nshift = r < 2 ? 0 : 4, hshift = 2 * r;
         const s0 = (w[sc + 2 * r]! << 24) >> 24, s1 = (w[sc + 2 * r + 1]! << 24) >> 24;
         const q8r = q8 + 32 * r;
-        for (let l = 0; l < 16; l++) {
-          const v = (((w[qlo + l]! >> nshift) & 0xf) | (((w[qh + l]! >> hshift) & 3) << 4)) - 32;
-          aux32[l & 7] += s0 * (v * ((a[q8r + l]! << 24) >> 24));
-        }
-        for (let l = 16; l < 32; l++) {
-          const v = (((w[qlo + l]! >> nshift) & 0xf) | (((w[qh + l]! >> hshift) & 3) << 4)) - 32;
-          aux32[l & 7] += s1 * (v * ((a[q8r + l]! << 24) >> 24));
+        for (let l = 0; l < 32; l++) {
+          const v = ((w[qlo + l]! >> nshift) & 0xf) | (((w[qh + l]! >> hshift) & 3) << 4);
+          laneInt[l >> 2] += (l < 16 ? s0 : s1) * (v * ((a[q8r + l]! << 24) >> 24));
         }
       }
     }
-    const S = aux32[0]! + aux32[1]! + aux32[2]! + aux32[3]! + aux32[4]! + aux32[5]! + aux32[6]! + aux32[7]!;
-    acc = f(acc + f(readF16(w, wo + Q6K_D) * q8kD(a, ao)) * S);
+    // lane l subtracts 32 * (bsum[2l]*scale[2l] + bsum[2l+1]*scale[2l+1])
+    for (let l = 0; l < 8; l++) {
+      const s0 = (w[wo + Q6K_SCALES + 2 * l]! << 24) >> 24, s1 = (w[wo + Q6K_SCALES + 2 * l + 1]! << 24) >> 24;
+      const sub = 32 * (q8kBsum(a, ao, 2 * l) * s0 + q8kBsum(a, ao, 2 * l + 1) * s1);
+      laneAcc[l] = fmaf(d, f(laneInt[l]! - sub), laneAcc[l]!);
+    }
   }
-  return acc;
+  return hsumFloat8(laneAcc);
 }
 
 function dotIQ4_XS(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
@@ -504,6 +543,7 @@ export function vecDot(weightType: number, n: number, w: Uint8Array, wOffset: nu
   if (flavor === 'generic') {
     if (weightType === GgmlType.Q4_K) return dotQ4_KGeneric(n, w, wOffset, a, aOffset);
     if (weightType === GgmlType.Q6_K) return dotQ6_KGeneric(n, w, wOffset, a, aOffset);
+    if (weightType === GgmlType.Q8_0) return dotQ8_0Generic(n, w, wOffset, a, aOffset);
   }
   return vecDotFn(weightType)(n, w, wOffset, a, aOffset);
 }

@@ -1,15 +1,21 @@
-// f16 dot products in the summation order of ggml's x86 CPU backend, which routes f16 matmuls
-// (the attention's K·Q and V·softmax, f16 weights) through llamafile's tinyBLAS on AVX-512:
-// 16 f32 lanes, lane l accumulating elements l, l+16, l+32, ... with fused multiply-add, then
-// _mm512_reduce_add_ps's tree (8+8, 4+4, 2+2, 1+1). Matching the order matters more than it
-// seems: these results are later rounded to f16 or quantized to 8 bits, where a last-bit
-// difference can flip a rounding and change the model's output.
+// f16 dot products in the two summation orders of ggml's x86 CPU backend (AVX-512 build):
+// - dotF16Order: llamafile's tinyBLAS, which takes f16 mul_mats with at least 2 columns (a prompt
+//   batch: the attention's K·Q and V·softmax, f16 weights): 16 f32 lanes, lane l accumulating
+//   elements l, l+16, l+32, ... with fused multiply-add, then _mm512_reduce_add_ps's tree.
+// - dotF16Vec: ggml_vec_dot_f16, which runs when tinyBLAS declines (a one-token decode).
+// f16 x f16 products are exact in f32, so the FMA is one rounding of an exact sum here.
+// Matching the order matters more than it seems: these results are later rounded to f16 or
+// quantized to 8 bits, where a last-bit difference can flip a rounding and change the output.
 
 const lanes = new Float64Array(16);
 const f = Math.fround;
 
 function reduce16(): number {
-  // GCC's __MM512_REDUCE_OP: hi256 + lo256, then hi128 + lo128, then [0]+[2], [1]+[3], then [0]+[1]
+  return reduceAdd16(lanes);
+}
+
+/** _mm512_reduce_add_ps of 16 f32 lanes, in GCC's order (__MM512_REDUCE_OP): hi256 + lo256, then hi128 + lo128, then [0]+[2], [1]+[3], then [0]+[1]. */
+export function reduceAdd16(lanes: ArrayLike<number>): number {
   const t3 = [0, 0, 0, 0, 0, 0, 0, 0];
   for (let i = 0; i < 8; i++) t3[i] = f(lanes[i]! + lanes[i + 8]!);
   const t6 = [f(t3[0]! + t3[4]!), f(t3[1]! + t3[5]!), f(t3[2]! + t3[6]!), f(t3[3]! + t3[7]!)];

@@ -1,37 +1,17 @@
-// Reference kernels: plain TypeScript, written for clarity and for matching ggml's CPU numerics
-// (activation quantization before quantized matmuls, f16 rounding where ggml rounds, f64 sums
-// where ggml uses ggml_float). Every faster backend is tested against these.
+// Reference kernels: plain TypeScript, one function per op, reproducing bit for bit what
+// llama.cpp's CPU backend computes in the build that made the parity fixtures (x86 AVX-512,
+// NOTES.md has the list): the same kernels' float operation order, FMAs, libm functions,
+// activation quantization and f16 roundings. Every faster backend is tested against these.
+// tools/ggml-oracle compares them with llama.cpp tensor by tensor.
 
-import { GgmlType, rowBytes } from '../../gguf/ggml-types.js';
+import { rowBytes } from '../../gguf/ggml-types.js';
 import { dequantizeRow } from '../../quant/dequantize.js';
-import { quantizeActivations, vecDot, vecDotType } from '../../quant/vec-dot.js';
 import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
-import { dotF16Vec } from './f16-dot.js';
+import { dotF16Order, dotF16Vec, reduceAdd16 } from './f16-dot.js';
+import { fmaf } from '../../quant/rounding.js';
+import { cosf, sinf, tanhf } from './libm.js';
 
-/** y[m][n] = W[n][k] · x[m][k], with ggml's activation quantization for W's type. */
-export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Float32Array, m: number, y: Float32Array): void {
-  if (wType === GgmlType.F32) {
-    const wf = new Float32Array(w.buffer, w.byteOffset, k * n);
-    for (let i = 0; i < m; i++) {
-      const xo = i * k;
-      for (let j = 0; j < n; j++) {
-        const wo = j * k;
-        let s = 0;
-        for (let c = 0; c < k; c++) s += wf[wo + c]! * x[xo + c]!;
-        y[i * n + j] = s;
-      }
-    }
-    return;
-  }
-  const vt = vecDotType(wType);
-  const aRow = rowBytes(vt, k);
-  const act = new Uint8Array(aRow * m);
-  for (let i = 0; i < m; i++) quantizeActivations(vt, x, i * k, act, i * aRow, k);
-  const wRow = rowBytes(wType, k);
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) y[i * n + j] = vecDot(wType, k, w, j * wRow, act, i * aRow);
-  }
-}
+export { mulMat } from './matmul.js';
 
 /** out[i] = row ids[i] of W, dequantized. */
 export function getRows(wType: number, w: Uint8Array, k: number, ids: Int32Array, nIds: number, out: Float32Array): void {
@@ -62,27 +42,55 @@ export function scale(a: Float32Array, n: number, s: number, y: Float32Array): v
 
 export function softcap(a: Float32Array, n: number, cap: number, y: Float32Array): void {
   const inv = Math.fround(1 / cap);
-  for (let i = 0; i < n; i++) y[i] = Math.fround(Math.tanh(Math.fround(a[i]! * inv))) * cap;
+  const capF = Math.fround(cap);
+  // llama.cpp: ggml_scale by 1/cap, ggml_tanh (glibc tanhf), ggml_scale by cap; all f32
+  for (let i = 0; i < n; i++) y[i] = tanhf(Math.fround(a[i]! * inv)) * capF;
 }
 
+// ggml_v_expf (ggml-cpu vec.h, AVX-512 version): the exp ggml's x86 SIMD paths use in SiLU and in
+// softmax, an f32 polynomial built from fused multiply-adds (max error ~1.5 ulp, so it differs
+// from a correctly rounded exp in the last bit now and then). Reproduced op by op.
+const EXP_R = 12582912; // 0x1.8p23
+const EXP_LOG2E = 0x1715476 / 2 ** 24; // 0x1.715476p+0
+const EXP_LN2_HI = 0x162e4 / 2 ** 17; // 0x1.62e4p-1
+const EXP_LN2_LO = 0x17f7d1c / 2 ** 44; // 0x1.7f7d1cp-20
+const EXP_C5 = 0x10e4020 / 2 ** 31; // 0x1.0e4020p-7
+const EXP_C4 = 0x1573e2e / 2 ** 29; // 0x1.573e2ep-5
+const EXP_C3 = 0x1555e66 / 2 ** 27; // 0x1.555e66p-3
+const EXP_C2 = 0x1fffdb6 / 2 ** 26; // 0x1.fffdb6p-2
+const EXP_C1 = 0x1ffffec / 2 ** 25; // 0x1.ffffecp-1
+export function expfV(x: number): number {
+  const z = fmaf(x, EXP_LOG2E, EXP_R);
+  const n = Math.fround(z - EXP_R);
+  const b = fmaf(-n, EXP_LN2_LO, fmaf(-n, EXP_LN2_HI, x));
+  if (Math.abs(n) > 192) return n > 0 ? Infinity : 0;
+  const u = Math.fround(b * b);
+  const j = fmaf(fmaf(fmaf(EXP_C5, b, EXP_C4), u, fmaf(EXP_C3, b, EXP_C2)), u, fmaf(EXP_C1, b, 1));
+  return Math.fround(j * 2 ** n); // _mm512_scalef_ps
+}
+
+/** ggml_vec_swiglu_f32 (AVX-512): silu(x) = x / (1 + v_expf(-x)), then times the gate, in f32. */
 export function swiglu(a: Float32Array, b: Float32Array, n: number, y: Float32Array): void {
   for (let i = 0; i < n; i++) {
     const x = a[i]!;
-    y[i] = Math.fround(x / Math.fround(1 + Math.fround(Math.exp(-x)))) * b[i]!;
+    y[i] = Math.fround(x / Math.fround(1 + expfV(-x))) * b[i]!;
   }
 }
 
 // ggml's CPU GELU: for |x| < 10 the input is rounded to f16 and looked up in a table of
 // f16-rounded tanh-approximation results.
-const GELU_COEF_A = 0.044715;
-const SQRT_2_OVER_PI = 0.7978845608028654;
+const GELU_COEF_A = Math.fround(0.044715);
+const SQRT_2_OVER_PI = Math.fround(0.7978845608028654);
 let geluTable: Float32Array | undefined;
 function geluF16Table(): Float32Array {
   if (geluTable) return geluTable;
   const t = new Float32Array(65536);
   for (let h = 0; h < 65536; h++) {
     const x = F16_TO_F32[h]!;
-    const g = Math.fround(0.5 * x * (1 + Math.tanh(Math.fround(SQRT_2_OVER_PI * x * (1 + GELU_COEF_A * x * x)))));
+    // ggml_gelu_f32 in f32 as compiled: 0.5f*x*(1.0f + tanhf(SQRT_2_OVER_PI*x*(1.0f + GELU_COEF_A*x*x))),
+    // with GCC fusing 1.0f + (A*x)*x into one FMA (checked against ggml_table_gelu_f16: all equal)
+    const inner = Math.fround(Math.fround(SQRT_2_OVER_PI * x) * fmaf(Math.fround(GELU_COEF_A * x), x, 1));
+    const g = Math.fround(Math.fround(0.5 * x) * Math.fround(1 + Math.fround(Math.tanh(inner))));
     t[h] = F16_TO_F32[f32ToF16(g)]!;
   }
   return (geluTable = t);
@@ -111,8 +119,8 @@ export function rope(x: Float32Array, nTok: number, rowLen: number, pos: Int32Ar
     for (let i = 0; i < half; i++) {
       const ff = factors ? factors[i]! : 1;
       const th = Math.fround(Math.fround(theta / ff) * freqScale);
-      cos[i] = Math.cos(th);
-      sin[i] = Math.sin(th);
+      cos[i] = cosf(th); // glibc's, as ggml's rope_yarn calls it (not correctly rounded)
+      sin[i] = sinf(th);
       theta = Math.fround(theta * thetaScale);
     }
     const ro = t * rowLen;
@@ -121,8 +129,9 @@ export function rope(x: Float32Array, nTok: number, rowLen: number, pos: Int32Ar
         const i0 = neox ? h + i : h + 2 * i;
         const i1 = neox ? h + i + half : h + 2 * i + 1;
         const x0 = x[i0]!, x1 = x[i1]!;
-        y[i0] = x0 * cos[i]! - x1 * sin[i]!;
-        y[i1] = x0 * sin[i]! + x1 * cos[i]!;
+        // ggml's rotate_pairs `x0*cos - x1*sin` as GCC contracts it: fma(x0, cos, -(x1*sin))
+        y[i0] = fmaf(x0, cos[i]!, -Math.fround(x1 * sin[i]!));
+        y[i1] = fmaf(x0, sin[i]!, Math.fround(x1 * cos[i]!));
       }
       for (let i = h + nDims; i < h + headDim; i++) y[i] = x[i]!; // dims past nDims pass through
     }
@@ -144,8 +153,11 @@ type Cache = Uint16Array | Float32Array;
 
 /**
  * Attention of each query row over the cache slots 0..pos (causal), masked to the sliding
- * window when set. Numerics as ggml without flash attention: Q rounded to f16 for an f16 cache,
- * softcap, scale, softmax in f32 with an f64 sum, softmax weights rounded to f16 before V.
+ * window when set. Numerics as ggml without flash attention (bit-exact with the fixtures' build):
+ * Q rounded to f16 for an f16 cache, K·Q in tinyBLAS (batch) or ggml_vec_dot_f16 (one token)
+ * order, softcap via glibc tanhf, scale, softmax with ggml_v_expf and f32 chunk sums added in
+ * double, softmax weights rounded to f16, V·softmax over the padded KV view in the same dot order.
+ * The f32-cache path keeps plain sums (not checked against ggml).
  */
 export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cache, v: Cache, p: AttentionParams, y: Float32Array, maxPos: number): void {
   const { nHead, nHeadKv, headDimK: dk, headDimV: dv } = p;
@@ -153,10 +165,18 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
   const group = nHead / nHeadKv;
   const rowK = dk * nHeadKv;
   const rowV = dv * nHeadKv;
-  const nKv = Math.max(256, Math.ceil((maxPos + 1) / 16) * 16); // keys considered, padded to the lane width
+  // The KV view llama.cpp attends over: the used cells padded to a multiple of 256 (at least 256;
+  // llama_kv_cache::get_n_kv). Masked slots weigh 0, but the view's length decides which part of
+  // V·softmax ggml_vec_dot_f16 sums in SIMD lanes. (Cells are slot = position here; llama.cpp's
+  // non-full SWA cache reuses cells once a context outgrows it, which this does not model.)
+  const nKv = Math.max(256, Math.ceil((maxPos + 1) / 256) * 256);
   const scores = new Float64Array(nKv);
   const w = new Float32Array(nKv);
   const kqScale = Math.fround(p.scale);
+  const capF = Math.fround(p.softcap), invCap = Math.fround(1 / capF);
+  // K·Q and V·softmax are f16 mul_mats: tinyBLAS for a batch of >= 2 tokens, ggml_vec_dot_f16 for one
+  const dotKV = nTok >= 2 ? dotF16Order : dotF16Vec;
+  const chunk = new Float64Array(16);
   const qh = new Float32Array(dk);
   // the cache as f32 values (f16-exact for an f16 cache)
   const kf = new Float32Array((maxPos + 1) * rowK);
@@ -172,17 +192,25 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
       for (let i = 0; i < dk; i++) qh[i] = f16 ? F16_TO_F32[f32ToF16(q[qo + i]!)]! : q[qo + i]!;
       let max = -Infinity;
       for (let j = lo; j <= p0; j++) {
-        let sf = f16 ? dotF16Vec(dk, kf, j * rowK + kvh * dk, 1, qh, 0) : dotF32(dk, kf, j * rowK + kvh * dk, qh);
-        if (p.softcap > 0) sf = Math.fround(Math.fround(Math.tanh(Math.fround(sf / p.softcap))) * p.softcap);
+        let sf = f16 ? dotKV(dk, kf, j * rowK + kvh * dk, 1, qh, 0) : dotF32(dk, kf, j * rowK + kvh * dk, qh);
+        // softcap as llama.cpp builds it: ggml_scale by 1/cap (an f32 multiply), tanh, ggml_scale by cap
+        if (p.softcap > 0) sf = Math.fround(tanhf(Math.fround(sf * invCap)) * capF);
         sf = Math.fround(sf * kqScale);
         scores[j] = sf;
         if (sf > max) max = sf;
       }
+      // ggml_vec_soft_max_f32 (AVX-512): v_expf(x - max) over 16-slot chunks of the padded KV
+      // view; each chunk's 16 values summed by _mm512_reduce_add_ps in f32, the chunk sums in
+      // double. Masked slots are exp(-inf) = 0 and only pad the chunks.
       let sum = 0;
-      for (let j = lo; j <= p0; j++) {
-        const e = Math.fround(Math.exp(scores[j]! - max));
-        scores[j] = e;
-        sum += e;
+      for (let c = lo & ~15; c <= p0; c += 16) {
+        chunk.fill(0);
+        for (let j = Math.max(c, lo); j <= Math.min(c + 15, p0); j++) {
+          const e = expfV(Math.fround(scores[j]! - max));
+          scores[j] = e;
+          chunk[j - c] = e;
+        }
+        sum += reduceAdd16(chunk);
       }
       const inv = Math.fround(1 / sum);
       w.fill(0);
@@ -193,7 +221,7 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
       const yo = t * dv * nHead + h * dv;
       const n = nKv; // llama.cpp pads the KV view (masked slots weigh 0)
       for (let i = 0; i < dv; i++) {
-        y[yo + i] = f16 ? dotF16Vec(n, vf, kvh * dv + i, rowV, w, 0) : dotF32Strided(p0 + 1, vf, kvh * dv + i, rowV, w);
+        y[yo + i] = f16 ? dotKV(n, vf, kvh * dv + i, rowV, w, 0) : dotF32Strided(p0 + 1, vf, kvh * dv + i, rowV, w);
       }
     }
   }
