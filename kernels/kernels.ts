@@ -223,6 +223,9 @@ export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
       const q0 = v128.load(ap, 2), q1 = v128.load(ap, 18);
       const s16 = i16x8.add(i16x8.extadd_pairwise_i8x16_s(q0), i16x8.extadd_pairwise_i8x16_s(q1));
       v128.store(xp + (<usize>nb << 2) + (b << 4), i32x4.replace_lane(i32x4.splat(0), 0, hsum_i32x4(i32x4.extadd_pairwise_i16x8_s(s16)) << 3));
+      const wp = xp + (<usize>nb * 20) + (b << 6);
+      v128.store(wp, i16x8.extend_low_i8x16_s(q0)); v128.store(wp, i16x8.extend_high_i8x16_s(q0), 16);
+      v128.store(wp, i16x8.extend_low_i8x16_s(q1), 32); v128.store(wp, i16x8.extend_high_i8x16_s(q1), 48);
       ap += 34;
     }
   }
@@ -303,19 +306,22 @@ export function repack_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, nb: i32): v
 @inline function dot_q4_0x4(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
   let cp = ax + (<usize>nb << 2);
+  const wid = ax + <usize>nb * 20;
   const m = i16x8.splat(0x0f);
   for (let b = 0; b < nb; b += 4) {
     let dv = f32x4.mul(h2f4(v128.load16x4_u(w)), v128.load(ax + (<usize>b << 2)));
-    let q = w + 8, ap = a + 2;
+    let q = w + 8, ap = wid + (<usize>b << 6);
     const qe = q + 64;
     while (q < qe) {
       const u0 = v128.load8x8_u(q), u1 = v128.load8x8_u(q, 8);
-      const p = i32x4.sub(dot32_u16(v128.and(u0, m), v128.and(u1, m), i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), ap), v128.load(cp));
+      const p = i32x4.sub(i32x4.add(
+        i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), v128.load(ap)), i32x4.dot_i16x8_s(v128.and(u1, m), v128.load(ap, 16))),
+        i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), v128.load(ap, 32)), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), v128.load(ap, 48)))), v128.load(cp));
       acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
       dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
-      q += 16; ap += 34; cp += 16;
+      q += 16; ap += 64; cp += 16;
     }
-    w += 72; a += 136;
+    w += 72;
   }
   return hsum_f32x4(acc);
 }

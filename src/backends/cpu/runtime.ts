@@ -426,7 +426,7 @@ class Runtime implements CpuRuntime {
       this.ensureAttnScratch(most);
     }
     this.ensureScratch(maxTokens * activationRowBytes(GgmlType.Q8_1, alignUp(maxCols, 256)) * 1.2);
-    this.ensureAux(maxTokens * (alignUp(maxCols, 32) / 32) * 20);
+    this.ensureAux(maxTokens * (alignUp(maxCols, 32) / 32) * 84);
     if (maxRopeDims) this.ensureRopeTable(maxTokens * maxRopeDims);
   }
 
@@ -515,11 +515,11 @@ class Runtime implements CpuRuntime {
     const nb = cols / k.block;
     let ax = 0;
     if (k.aux) {
-      ax = this.ensureAux(nTokens * nb * 20);
+      ax = this.ensureAux(nTokens * nb * 84);
       const q81 = activationTypeFor(wtype) === GgmlType.Q8_1;
-      this.dispatch(q81 ? KERNEL_INDEX.q8_1_aux : KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 20, nb);
+      this.dispatch(q81 ? KERNEL_INDEX.q8_1_aux : KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 84, nb);
     }
-    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, nb * 20);
+    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, nb * 84);
   }
 
   repackWeights(wtype: number, w: number, rows: number, cols: number): number {
