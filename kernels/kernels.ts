@@ -325,12 +325,48 @@ export function repack_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, nb: i32): v
   }
   return hsum_f32x4(acc);
 }
+// two Q4_0x4 rows against one activation row: the activation loads are shared
+@inline function dot2_q4_0x4(w: usize, w2: usize, ax: usize, nb: i32, y: usize): void {
+  let acc = f32x4.splat(0), acc2 = acc;
+  let cp = ax + (<usize>nb << 2);
+  const wid = ax + <usize>nb * 20;
+  const m = i16x8.splat(0x0f);
+  for (let b = 0; b < nb; b += 4) {
+    const ad = v128.load(ax + (<usize>b << 2));
+    let dv = f32x4.mul(h2f4(v128.load16x4_u(w)), ad);
+    let dv2 = f32x4.mul(h2f4(v128.load16x4_u(w2)), ad);
+    let q = w + 8, q2 = w2 + 8, ap = wid + (<usize>b << 6);
+    const qe = q + 64;
+    while (q < qe) {
+      const a0 = v128.load(ap), a1 = v128.load(ap, 16), a2 = v128.load(ap, 32), a3 = v128.load(ap, 48);
+      const c = v128.load(cp);
+      const u0 = v128.load8x8_u(q), u1 = v128.load8x8_u(q, 8);
+      const p = i32x4.sub(i32x4.add(
+        i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
+        i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3))), c);
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
+      const v0 = v128.load8x8_u(q2), v1 = v128.load8x8_u(q2, 8);
+      const p2 = i32x4.sub(i32x4.add(
+        i32x4.add(i32x4.dot_i16x8_s(v128.and(v0, m), a0), i32x4.dot_i16x8_s(v128.and(v1, m), a1)),
+        i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(v0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(v1, 4), a3))), c);
+      acc2 = f32x4.add(acc2, f32x4.mul(f32x4.convert_i32x4_s(p2), i32x4.shuffle(dv2, dv2, 0, 0, 0, 0)));
+      dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
+      dv2 = i32x4.shuffle(dv2, dv2, 1, 2, 3, 0);
+      q += 16; q2 += 16; ap += 64; cp += 16;
+    }
+    w += 72; w2 += 72;
+  }
+  store<f32>(y, hsum_f32x4(acc));
+  store<f32>(y, hsum_f32x4(acc2), 4);
+}
 export function mm_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     for (let t = 0; t < nTok; t++) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_0x4(w + <usize>r * ws, at, xt, nb));
+      let r = rt;
+      for (; r + 2 <= re; r += 2) dot2_q4_0x4(w + <usize>r * ws, w + <usize>(r + 1) * ws, xt, nb, yt + (<usize>r << 2));
+      for (; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_0x4(w + <usize>r * ws, at, xt, nb));
     }
   }
 }
