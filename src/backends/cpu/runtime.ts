@@ -25,7 +25,8 @@ export interface CpuRuntimeOptions {
   maxMemoryBytes?: number;
   /** initial memory, bytes */
   initialMemoryBytes?: number;
-  /** spin iterations before a waiting thread blocks in Atomics.wait (default 20000) */
+  /** spin iterations before a waiting thread blocks in Atomics.wait (default 2000, ~10-40 us; lower it on an
+   *  oversubscribed machine, where spinning steals the core a descheduled peer needs) */
   spin?: number;
   /** ops with less work than this (about multiply-adds) run on the calling thread alone (default 32768) */
   parallelMinWork?: number;
@@ -260,7 +261,7 @@ export async function createCpuRuntime(opts: CpuRuntimeOptions = {}): Promise<Cp
   const ctlBuf = new SharedArrayBuffer(CTL_BYTES);
   const ctl = new Int32Array(ctlBuf, 0, CTL_ARGS_BYTE_OFFSET / 4);
   const args = new Float64Array(ctlBuf, CTL_ARGS_BYTE_OFFSET, MAX_ARGS);
-  ctl[CTL.SPIN] = opts.spin ?? 20000;
+  ctl[CTL.SPIN] = opts.spin ?? 2000;
   const workers: WorkerHandle[] = [];
   if (threads > 1) {
     const spawn = opts.spawnWorker ?? (await defaultSpawner());
