@@ -100,6 +100,37 @@ for (const threads of [1, 2]) {
       });
     }
 
+    it('matmul shape sweep: rows 1..19, 1..5 tokens, several row lengths, every type', () => {
+      const rnd = rng(77);
+      for (const wt of [...TYPES, CpuLayout.Q4_0x4]) {
+        const base = wt === CpuLayout.Q4_0x4 ? GgmlType.Q4_0 : wt;
+        const bs = BLOCK[base]![0];
+        for (let trial = 0; trial < 3; trial++) {
+          const rows = 1 + Math.floor(rnd() * 19), nTok = 1 + Math.floor(rnd() * 5);
+          const nbk = wt === CpuLayout.Q4_0x4 ? 4 * (1 + Math.floor(rnd() * 3)) : 1 + Math.floor(rnd() * (bs === 1 ? 70 : bs === 32 ? 12 : 3));
+          const cols = nbk * bs;
+          const m = rt.mark();
+          const w = randomWeights(base, rows, cols, rnd), x = randomF32(cols * nTok, rnd);
+          const wp = put(rt, w), xp = put(rt, x), yp = rt.alloc(rows * nTok * 4);
+          const lt = wt === CpuLayout.Q4_0x4 ? rt.repackWeights(base, wp, rows, cols) : wt;
+          rt.matmul(lt, wp, rows, cols, xp, nTok, yp);
+          const vt = activationTypeFor(base), wrow = w.length / rows;
+          for (let t = 0; t < nTok; t++) {
+            const q = quantizeAct(vt, x.subarray(t * cols, (t + 1) * cols), cols);
+            const a = dequantize(vt, q, 0, cols);
+            for (let r = 0; r < rows; r++) {
+              const wd = dequantize(base, w, r * wrow, cols);
+              let sa = 0;
+              for (let j = 0; j < cols; j++) sa += Math.abs(wd[j]! * a[j]!);
+              const want = vecDot(base, cols, w, r * wrow, q, 0), got = rt.f32(yp + (t * rows + r) * 4, 1)[0]!;
+              if (!(Math.abs(got - want) <= 1e-5 * sa + 1e-7)) assert.fail(`type ${lt} rows ${rows} cols ${cols} nTok ${nTok}: [${t}][${r}] got ${got} want ${want}`);
+            }
+          }
+          rt.release(m);
+        }
+      }
+    });
+
     it('matmul with strided activations and outputs', () => {
       const rnd = rng(4), rows = 5, cols = 256, nTok = 3;
       for (const wt of [GgmlType.Q4_K, GgmlType.F32, GgmlType.Q8_0]) {
