@@ -1157,8 +1157,16 @@ export function scale(i0: i32, i1: i32, x: usize, y: usize, s: f32): void {
 // scr: per work item (5*hd + 8*ATT_TILE*gqa) f32: the widened K row, the 4 widened V rows, then per
 // (token, head) the running max, the running sum, 2 unused and the block's 4 weights.
 const ATT_TILE = 4;
-export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usize, kvs: usize, o: usize, os: usize,
-  nKvHead: i32, hd: i32, gqaSplit: i32, kvBase: i32, scale: f32, scr: usize, nTok: i32): void {
+// Arguments come in a parameter block at `pp` (4-byte fields, see AttnParam in runtime.ts):
+//   q qs k v kvs o os nKvHead hd gqaSplit kvBase scale(f32) scr nTok mask maskStride nKv maskF16
+// mask = 0: causal as above. mask != 0: every query token sees positions [0, nKv) and its mask row
+// (f32, or f16 when maskF16; -inf hides a position) at mask + t*maskStride is added to the scores.
+export function attn_f16(r0: i32, r1: i32, pp: usize): void {
+  const q = load<u32>(pp), qs = load<u32>(pp, 4), k = load<u32>(pp, 8), v = load<u32>(pp, 12), kvs = load<u32>(pp, 16);
+  const o = load<u32>(pp, 20), os = load<u32>(pp, 24), nKvHead = load<i32>(pp, 28), hd = load<i32>(pp, 32);
+  const gqaSplit = load<i32>(pp, 36), kvBase = load<i32>(pp, 40), scale = load<f32>(pp, 44), scr = load<u32>(pp, 48);
+  const nTok = load<i32>(pp, 52), mask = load<u32>(pp, 56), maskStride = load<u32>(pp, 60), nKvMasked = load<i32>(pp, 64);
+  const maskF16 = load<i32>(pp, 68);
   const gqaAll = gqaSplit & 0xffff, hsplit = gqaSplit >> 16;
   const hper = (gqaAll + hsplit - 1) / hsplit;
   const scrStride = <usize>(5 * hd + 8 * ATT_TILE * hper) << 2;
@@ -1182,11 +1190,11 @@ export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usi
       store<f32>(sp, 0, 4);
       memory.fill(o + <usize>(t0 + ti) * os + <usize>(g * gqaAll + hoff + j) * hb, 0, hb);
     }
-    const nKvMax = kvBase + t0 + nt;
+    const nKvMax = mask ? nKvMasked : kvBase + t0 + nt;
     for (let p0 = 0; p0 < nKvMax; p0 += 4) {
       const nb = min(4, nKvMax - p0);
-      // tokens before ti0 see none of this block
-      const ti0 = max(0, p0 - kvBase - t0);
+      // tokens before ti0 see none of this block (causal)
+      const ti0 = mask ? 0 : max(0, p0 - kvBase - t0);
       // scores: weights slot of each state gets the 4 scores (-inf where not visible)
       for (let i = ti0 * gqa; i < nh; i++) {
         const sp = st + (<usize>i << 5);
@@ -1197,9 +1205,14 @@ export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usi
         f16_row_to_f32(kp0 + <usize>p * kvs, krow, hd);
         for (let i = ti0 * gqa; i < nh; i++) {
           const ti = i / gqa, j = i - ti * gqa;
-          if (p >= kvBase + t0 + ti + 1) continue;
+          let bias: f32 = 0;
+          if (mask) {
+            const mp = mask + <usize>(t0 + ti) * maskStride;
+            bias = maskF16 ? h2f(load<u16>(mp + (<usize>p << 1))) : load<f32>(mp + (<usize>p << 2));
+            if (bias == -Infinity) continue;
+          } else if (p >= kvBase + t0 + ti + 1) continue;
           const qp = q + <usize>(t0 + ti) * qs + <usize>(g * gqaAll + hoff + j) * hb;
-          store<f32>(st + (<usize>i << 5) + 16 + (<usize>b << 2), dot_f32(krow, qp, hd) * scale);
+          store<f32>(st + (<usize>i << 5) + 16 + (<usize>b << 2), dot_f32(krow, qp, hd) * scale + bias);
         }
       }
       // V rows of the block (missing positions zeroed so that 0 weights stay 0)
@@ -1214,6 +1227,8 @@ export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usi
         const m = load<f32>(sp);
         const bm = hmax_f32x4(sc);
         const mn = bm > m ? bm : m;
+        // nothing visible yet for this row (masked): skip the block
+        if (mn == -Infinity) continue;
         const wv = exp4(f32x4.sub(sc, f32x4.splat(mn)));
         const op = o + <usize>(t0 + ti) * os + <usize>(g * gqaAll + hoff + j) * hb;
         let ssum = load<f32>(sp, 4);

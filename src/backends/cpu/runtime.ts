@@ -137,6 +137,15 @@ export interface AttentionArgs {
   qStride?: number;
   kvStride?: number;
   outStride?: number;
+  /**
+   * Optional mask instead of the causal rule: query token t sees kv positions [0, nKv) with mask row
+   * t (nKv values at mask + t*maskStride, f32 or f16 per maskF16; -inf hides a position) added to its scores
+   */
+  mask?: number;
+  maskStride?: number;
+  maskF16?: boolean;
+  /** kv positions covered by the mask (required with mask) */
+  nKv?: number;
 }
 
 export interface RopeArgs {
@@ -357,13 +366,25 @@ class Runtime implements CpuRuntime {
     if (this.ropeTab >= mark) { this.ropeTab = 0; this.ropeTabFloats = 0; }
     if (this.aux >= mark) { this.aux = 0; this.auxBytes = 0; }
     if (this.attnScr >= mark) { this.attnScr = 0; this.attnScrBytes = 0; }
+    if (this.params >= mark) this.params = 0;
   }
   used(): number {
     return this.top;
   }
   private heap32: Float32Array | null = null;
+  private heapi32: Int32Array | null = null;
+  private params = 0;
+  /** a small parameter block for kernels with many arguments (written before each dispatch) */
+  private ensureParams(): number {
+    if (!this.params) this.params = this.alloc(256, 64);
+    return this.params;
+  }
+  private heapI32(): Int32Array {
+    const b = this.buffer();
+    return (this.heapi32 ??= new Int32Array(b));
+  }
   private buffer(): ArrayBuffer | SharedArrayBuffer {
-    if (this.buf.byteLength !== this.memory.buffer.byteLength) { this.buf = this.memory.buffer; this.heap32 = null; }
+    if (this.buf.byteLength !== this.memory.buffer.byteLength) { this.buf = this.memory.buffer; this.heap32 = null; this.heapi32 = null; }
     return this.buf;
   }
   /** a Float32Array over the whole memory, rebuilt only when the memory grew */
@@ -417,6 +438,7 @@ class Runtime implements CpuRuntime {
   }
   reserve(maxTokens: number, maxCols: number, maxRopeDims = 0, attention?: { nHead: number; nKvHead: number; headDim: number }): void {
     if (attention) {
+      this.ensureParams();
       const { nHead, nKvHead, headDim } = attention;
       const gqa = nHead / nKvHead;
       let most = 0;
@@ -607,7 +629,7 @@ class Runtime implements CpuRuntime {
     const qs = p.qStride ?? nHead * headDim * 4;
     const kvs = p.kvStride ?? nKvHead * headDim * 2;
     const os = p.outStride ?? nHead * headDim * 4;
-    const work = nTokens * nHead * headDim * (p.kvBase + nTokens) * 2;
+    const work = nTokens * nHead * headDim * (p.mask ? (p.nKv ?? 0) : p.kvBase + nTokens) * 2;
     const gqa = nHead / nKvHead;
     // work items: tiles of ATT_TILE query tokens x kv heads (see kernels/kernels.ts attn_f16), the heads of
     // a kv head split in parts when there are fewer items than threads
@@ -615,7 +637,14 @@ class Runtime implements CpuRuntime {
     const hsplit = Math.min(gqa, Math.ceil(this.threads / groups));
     const items = groups * hsplit;
     const scr = this.ensureAttnScratch(attnScratchBytes(nTokens, nKvHead, headDim, gqa, hsplit));
-    this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nKvHead, headDim, gqa | (hsplit << 16), p.kvBase, p.scale, scr, nTokens);
+    const pp = this.ensureParams();
+    const i32 = this.heapI32(), f32 = this.heapF32(), b = pp >> 2;
+    i32[b] = p.q; i32[b + 1] = qs; i32[b + 2] = p.k; i32[b + 3] = p.v; i32[b + 4] = kvs; i32[b + 5] = p.out; i32[b + 6] = os;
+    i32[b + 7] = nKvHead; i32[b + 8] = headDim; i32[b + 9] = gqa | (hsplit << 16); i32[b + 10] = p.kvBase; f32[b + 11] = p.scale;
+    i32[b + 12] = scr; i32[b + 13] = nTokens; i32[b + 14] = p.mask ?? 0; i32[b + 15] = p.maskStride ?? (p.nKv ?? 0) * (p.maskF16 ? 2 : 4);
+    i32[b + 16] = p.nKv ?? 0; i32[b + 17] = p.maskF16 ? 1 : 0;
+    if (p.mask && !(p.nKv! > 0)) throw new CpuRuntimeError('BAD_SHAPE', 'attention with a mask needs nKv');
+    this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, pp);
   }
 
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void {

@@ -269,6 +269,42 @@ for (const threads of [1, 2]) {
       });
     }
 
+    for (const f16mask of [false, true]) {
+      it(`attention with an explicit ${f16mask ? 'f16' : 'f32'} mask (sliding window, a fully masked row)`, () => {
+        const rnd = rng(21), nTok = 3, nHead = 4, nKv = 2, hd = 40, nPos = 9;
+        const q = randomF32(nTok * nHead * hd, rnd);
+        const k16 = Uint16Array.from(randomF32(nPos * nKv * hd, rnd, 2), f32ToF16), v16 = Uint16Array.from(randomF32(nPos * nKv * hd, rnd), f32ToF16);
+        // token t sees positions 4+t-2 .. 4+t (window of 3) with a small bias; token 2 sees nothing
+        const maskVals = new Float32Array(nTok * nPos).fill(-Infinity);
+        for (let t = 0; t < 2; t++) for (let p = 4 + t - 2; p <= 4 + t; p++) maskVals[t * nPos + p] = -0.25 * (4 + t - p);
+        const m = rt.mark();
+        const qp = put(rt, q), kp = put(rt, k16), vp = put(rt, v16), op = rt.alloc(q.length * 4);
+        rt.f32(op, q.length).fill(123);
+        const mp = f16mask ? put(rt, Uint16Array.from(maskVals, f32ToF16)) : put(rt, maskVals);
+        const scale = 1 / Math.sqrt(hd);
+        rt.attention({ q: qp, k: kp, v: vp, out: op, nTokens: nTok, nHead, nKvHead: nKv, headDim: hd, kvBase: 0, scale, mask: mp, maskF16: f16mask, nKv: nPos });
+        const want = new Float64Array(q.length);
+        for (let t = 0; t < nTok; t++) for (let h = 0; h < nHead; h++) {
+          const g = Math.floor(h / (nHead / nKv));
+          const vis = Array.from({ length: nPos }, (_, p) => p).filter((p) => maskVals[t * nPos + p]! > -Infinity);
+          if (vis.length === 0) continue;
+          const s = vis.map((p) => {
+            let d = 0;
+            for (let i = 0; i < hd; i++) d += q[(t * nHead + h) * hd + i]! * f16ToF32(k16[(p * nKv + g) * hd + i]!);
+            return d * scale + (f16mask ? f16ToF32(f32ToF16(maskVals[t * nPos + p]!)) : maskVals[t * nPos + p]!);
+          });
+          const mx = Math.max(...s), e = s.map((z) => Math.exp(z - mx)), sum = e.reduce((x, y) => x + y, 0);
+          for (let i = 0; i < hd; i++) {
+            let o = 0;
+            vis.forEach((p, j) => { o += (e[j]! / sum) * f16ToF32(v16[(p * nKv + g) * hd + i]!); });
+            want[(t * nHead + h) * hd + i] = o;
+          }
+        }
+        close(rt.f32(op, q.length), want, () => 2e-5, 'masked attention');
+        rt.release(m);
+      });
+    }
+
     it('elementwise: silu, silu_mul, gelu, add, mul, scale, f16 conversions', () => {
       const rnd = rng(10), n = 70001;
       const a = randomF32(n, rnd, 8), b = randomF32(n, rnd, 2);
