@@ -1,20 +1,40 @@
-// Known devices by name, for --device / --prefill-device / --decode-device.
+// Known devices by name, for --device / --prefill-device / --decode-device. Devices are created
+// on first use (the cpu device starts its worker threads then) and shared afterwards.
 import type { Device } from './backend.js';
 import { referenceDevice } from './reference/device.js';
 
-const factories: Record<string, () => Device> = {
-  reference: referenceDevice,
+export interface DeviceOptions {
+  /** worker threads for devices that have them (default: available cores) */
+  threads?: number;
+}
+
+type Factory = (o: DeviceOptions) => Promise<Device & { close?(): Promise<void> }>;
+
+const factories: Record<string, Factory> = {
+  reference: async () => referenceDevice(),
+  cpu: async (o) => (await import('./cpu/device.js')).createCpuDevice({ threads: o.threads }),
 };
-const cache = new Map<string, Device>();
+const cache = new Map<string, Promise<Device & { close?(): Promise<void> }>>();
 
 export function deviceNames(): string[] { return Object.keys(factories); }
 
-export function getDevice(name: string): Device {
+// reference until the cpu device passes every parity fixture (see test/parity)
+export const DEFAULT_DEVICE = 'reference';
+
+export function getDevice(name: string, o: DeviceOptions = {}): Promise<Device> {
   const f = factories[name];
   if (!f) throw Object.assign(new Error(`unknown device "${name}" (available: ${deviceNames().join(', ')})`), { code: 'USAGE' });
-  let d = cache.get(name);
-  if (!d) cache.set(name, (d = f()));
+  const key = `${name}:${o.threads ?? ''}`;
+  let d = cache.get(key);
+  if (!d) cache.set(key, (d = f(o)));
   return d;
 }
 
-export function registerDevice(name: string, factory: () => Device): void { factories[name] = factory; }
+/** Stops every device's threads (lets the process exit). */
+export async function closeDevices(): Promise<void> {
+  const all = [...cache.values()];
+  cache.clear();
+  for (const d of all) await (await d).close?.();
+}
+
+export function registerDevice(name: string, factory: Factory): void { factories[name] = factory; }

@@ -69,5 +69,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`gguf-edge ${name}: ${code}${err.message ?? String(e)}\n`);
     if (process.env.GGUF_EDGE_DEBUG) process.stderr.write(String((e as Error).stack) + '\n');
     return 1;
+  } finally {
+    // worker threads of compute devices would keep the process alive
+    await (await import('../backends/registry.js')).closeDevices();
   }
 }

@@ -46,21 +46,37 @@ export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}): S
   const probs = new Float64Array(nVocab);
   const counts = new Map<number, number>();
   const history: number[] = [];
+  const heap = new Float32Array(Math.max(1, nVocab));
 
+  // Sorts candidates [0, n) by value descending, lower id first on ties, in place (heap sort:
+  // no allocation, O(n log n) even when top-k is off and n is the whole vocabulary).
+  const before = (i: number, j: number) => vals[i]! < vals[j]! || (vals[i] === vals[j] && ids[i]! > ids[j]!);
+  function swap(i: number, j: number): void {
+    const ti = ids[i]!; ids[i] = ids[j]!; ids[j] = ti;
+    const tv = vals[i]!; vals[i] = vals[j]!; vals[j] = tv;
+  }
+  function siftDown(root: number, n: number): void {
+    // min-heap on (value, -id): the root is the element that belongs last
+    for (;;) {
+      const l = 2 * root + 1;
+      if (l >= n) return;
+      let m = l;
+      if (l + 1 < n && before(l + 1, l)) m = l + 1;
+      if (!before(m, root)) return;
+      swap(m, root);
+      root = m;
+    }
+  }
   function sortDesc(n: number): void {
-    // sort candidates [0, n) by value, descending, ties by lower id (insertion into typed arrays)
-    const order = Array.from({ length: n }, (_, i) => i);
-    order.sort((a, b) => vals[b]! - vals[a]! || ids[a]! - ids[b]!);
-    const ti = Int32Array.from(order, (i) => ids[i]!);
-    const tv = Float32Array.from(order, (i) => vals[i]!);
-    ids.set(ti); vals.set(tv);
+    for (let i = (n >> 1) - 1; i >= 0; i--) siftDown(i, n);
+    for (let end = n - 1; end > 0; end--) { swap(0, end); siftDown(0, end); }
   }
 
   /** keep the k largest (unsorted scan + sort of the survivors) */
   function topK(n: number, k: number): number {
     if (k <= 0 || k >= n) { sortDesc(n); return n; }
     // threshold = k-th largest value via a bounded partial selection
-    const heap = new Float32Array(k).fill(-Infinity);
+    heap.fill(-Infinity, 0, k);
     for (let i = 0; i < n; i++) {
       const v = vals[i]!;
       if (v > heap[0]!) {

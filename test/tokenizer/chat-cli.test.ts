@@ -139,7 +139,7 @@ async function greedyReference(conv: ChatMessage[], nPredict: number): Promise<s
   const file = openGguf(MODEL);
   const tok = tokenizerFromGguf(file);
   const fmt = new ChatFormatter(tok);
-  const model = loadModel(file, { device: getDevice('reference') });
+  const model = loadModel(file, { device: await getDevice('reference') });
   const ctx = new Context(model, { nCtx: 2048 });
   const prompt = tok.tokenize(fmt.render(conv), { addSpecial: true, parseSpecial: true });
   const res = await generate(ctx, tok, prompt, { nPredict, sampler: createSampler(model.hp.nVocab, { temp: 0 }) });

@@ -316,7 +316,8 @@ Options:
   --repeat-penalty X     (default 1.0)    --seed S    sampling seed
   -c, --ctx N            context size in tokens (default min(4096, training context))
   --kv-type f16|f32      KV cache element type (default f16)
-  --device NAME          compute device (default reference)
+  --device NAME          compute device (reference or cpu; default reference)
+  -t, --threads N        threads for the cpu device (default: available cores)
   -h, --help             show this help
 
 ${REPL_HELP}`;
@@ -339,7 +340,7 @@ export const command: Command = {
         stop: { type: 'string', multiple: true }, 'ignore-eos': { type: 'boolean' },
         temp: { type: 'string' }, 'top-k': { type: 'string' }, 'top-p': { type: 'string' }, 'min-p': { type: 'string' },
         'repeat-penalty': { type: 'string' }, seed: { type: 'string' },
-        ctx: { type: 'string', short: 'c' }, 'kv-type': { type: 'string' }, device: { type: 'string' },
+        ctx: { type: 'string', short: 'c' }, 'kv-type': { type: 'string' }, device: { type: 'string' }, threads: { type: 'string', short: 't' },
       },
     });
     const path = positionals[0];
@@ -359,7 +360,8 @@ export const command: Command = {
     let template = values.template;
     if (template !== undefined && existsSync(template)) template = readFileSync(template, 'utf8');
     const fmt = new ChatFormatter(tok, template);
-    const device = getDevice(values.device ?? 'reference');
+    const { DEFAULT_DEVICE } = await import('../../backends/registry.js');
+    const device = await getDevice(values.device ?? DEFAULT_DEVICE, { threads: values.threads !== undefined ? Math.max(1, Number(values.threads) | 0) : undefined });
     const model = loadModel(file, { device });
     const nCtx = Math.floor(num(values.ctx, 'ctx', Math.min(4096, model.hp.nCtxTrain)));
     const ctx = new Context(model, { nCtx, kvType });

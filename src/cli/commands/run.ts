@@ -7,7 +7,7 @@ import { Context } from '../../runtime/context.js';
 import { createSampler } from '../../runtime/sampler.js';
 import { generate } from '../../runtime/generate.js';
 import { tokenizerFromGguf } from '../../tokenizer/index.js';
-import { getDevice, deviceNames } from '../../backends/registry.js';
+import { getDevice, deviceNames, DEFAULT_DEVICE } from '../../backends/registry.js';
 import { progress } from '../progress.js';
 
 const help = `Usage: gguf-edge run MODEL [options]
@@ -39,7 +39,8 @@ Context:
   -c, --ctx N                KV cache size in tokens (default min(4096, training context))
   -b, --batch N              largest batch evaluated at once (default 512)
   --kv-type f16|f32          KV cache element type (default f16)
-  --device NAME              compute device (${deviceNames().join(', ')}; default reference)
+  --device NAME              compute device (${deviceNames().join(', ')}; default ${DEFAULT_DEVICE})
+  -t, --threads N            threads for the cpu device (default: available cores)
 
 Output:
   --probs K                  record the top-K next-token probabilities at every step
@@ -80,6 +81,7 @@ export const command: Command = {
         batch: { type: 'string', short: 'b' },
         'kv-type': { type: 'string' },
         device: { type: 'string' },
+        threads: { type: 'string', short: 't' },
         probs: { type: 'string' },
         json: { type: 'boolean' },
       },
@@ -88,7 +90,8 @@ export const command: Command = {
     if (!path) throw Object.assign(new Error('missing MODEL argument (see --help)'), { code: 'USAGE' });
     const kvType = values['kv-type'] ?? 'f16';
     if (kvType !== 'f16' && kvType !== 'f32') throw Object.assign(new Error(`--kv-type must be f16 or f32, got "${kvType}"`), { code: 'USAGE' });
-    const device = getDevice(values.device ?? 'reference');
+    const threads = values.threads !== undefined ? Math.max(1, Math.floor(num(values.threads, 'threads', 1))) : undefined;
+    const device = await getDevice(values.device ?? DEFAULT_DEVICE, { threads });
 
     const tLoad = performance.now();
     const file = openGguf(path);
