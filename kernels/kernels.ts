@@ -1005,6 +1005,16 @@ export function add_row(r0: i32, r1: i32, x: usize, xs: usize, bias: usize, y: u
   }
 }
 
+// y[r] = x[r] * w (a row of n broadcast over rows), e.g. a norm's weight
+export function mul_row(r0: i32, r1: i32, x: usize, xs: usize, wr: usize, y: usize, ys: usize, n: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const xp = x + <usize>r * xs, yp = y + <usize>r * ys;
+    let i = 0;
+    for (; i + 4 <= n; i += 4) { const o = <usize>i << 2; v128.store(yp + o, f32x4.mul(v128.load(xp + o), v128.load(wr + o))); }
+    for (; i < n; i++) { const o = <usize>i << 2; store<f32>(yp + o, load<f32>(xp + o) * load<f32>(wr + o)); }
+  }
+}
+
 // exp for the float range that softmax / silu need (Cephes-style, ~1 ulp), vector of 4
 @inline function exp4(x0: v128): v128 {
   const x = f32x4.min(f32x4.max(x0, f32x4.splat(-87.3)), f32x4.splat(88.7));

@@ -226,6 +226,8 @@ export interface CpuRuntime {
   layerNorm(x: number, y: number, n: number, nRows: number, eps: number, weight?: number, bias?: number): void;
   /** y[r] = x[r] + bias for nRows rows of n (the bias row broadcast) */
   addRow(x: number, bias: number, y: number, n: number, nRows: number): void;
+  /** y[r] = x[r] * w for nRows rows of n (the weight row broadcast) */
+  mulRow(x: number, w: number, y: number, n: number, nRows: number): void;
   softmax(x: number, y: number, n: number, nRows: number, scale?: number, mask?: number, maskStride?: number): void;
   rope(args: RopeArgs): void;
   silu(x: number, y: number, n: number): void;
@@ -571,6 +573,9 @@ class Runtime implements CpuRuntime {
   }
   addRow(x: number, bias: number, y: number, n: number, nRows: number): void {
     this.dispatch(KERNEL_INDEX.add_row, nRows, 1, n * nRows, x, n * 4, bias, y, n * 4, n);
+  }
+  mulRow(x: number, w: number, y: number, n: number, nRows: number): void {
+    this.dispatch(KERNEL_INDEX.mul_row, nRows, 1, n * nRows, x, n * 4, w, y, n * 4, n);
   }
   softmax(x: number, y: number, n: number, nRows: number, scale = 1, mask = 0, maskStride = 0): void {
     this.dispatch(KERNEL_INDEX.softmax, nRows, 1, n * nRows * 16, x, n * 4, y, n * 4, n, scale, mask, maskStride);

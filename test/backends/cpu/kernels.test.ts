@@ -207,13 +207,16 @@ for (const threads of [1, 2]) {
       rt.release(m);
     });
 
-    it('layer norm (with weight and bias) and a broadcast bias row', () => {
+    it('layer norm (with weight and bias) and broadcast bias / weight rows', () => {
       const rnd = rng(12), n = 37, rows = 5;
       const x = randomF32(n * rows, rnd, 3), w = randomF32(n, rnd), b = randomF32(n, rnd);
       const m = rt.mark();
       const xp = put(rt, x), wp = put(rt, w), bp = put(rt, b), yp = rt.alloc(n * rows * 4), zp = rt.alloc(n * rows * 4);
       rt.layerNorm(xp, yp, n, rows, 1e-5, wp, bp);
       rt.addRow(xp, bp, zp, n, rows);
+      const mz = rt.alloc(n * rows * 4);
+      rt.mulRow(xp, wp, mz, n, rows);
+      for (let r = 0; r < rows; r++) close(rt.f32(mz + r * n * 4, n), Float32Array.from(x.subarray(r * n, (r + 1) * n), (z, i) => z * w[i]!), () => 0, 'mul_row');
       for (let r = 0; r < rows; r++) {
         const v = Array.from(x.subarray(r * n, (r + 1) * n));
         const mean = v.reduce((s, z) => s + z, 0) / n;
