@@ -365,7 +365,8 @@ export function mm_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: u
     for (let t = 0; t < nTok; t++) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       let r = rt;
-      for (; r + 2 <= re; r += 2) dot2_q4_0x4(w + <usize>r * ws, w + <usize>(r + 1) * ws, xt, nb, yt + (<usize>r << 2));
+      // two interleaved row streams defeat the DRAM prefetch in decode; with several tokens the tile is cached
+      if (nTok > 1) for (; r + 2 <= re; r += 2) dot2_q4_0x4(w + <usize>r * ws, w + <usize>(r + 1) * ws, xt, nb, yt + (<usize>r << 2));
       for (; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_0x4(w + <usize>r * ws, at, xt, nb));
     }
   }
