@@ -238,6 +238,28 @@ export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
     i32x4.add(i32x4.dot_i16x8_s(x2, v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(x3, v128.load8x8_s(a, 24))));
 }
 
+// Q8_K activation side table: the 256 quants of each block widened to i16 (512 B per block), so the
+// K-quant kernels load activations as plain vectors
+export function q8_K_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    let ap = a + <usize>r * as + 4, xp = ax + <usize>r * axs;
+    for (let b = 0; b < nb; b++) {
+      for (let j: usize = 0; j < 256; j += 16) {
+        const v = v128.load(ap + j);
+        v128.store(xp + (j << 1), i16x8.extend_low_i8x16_s(v));
+        v128.store(xp + (j << 1), i16x8.extend_high_i8x16_s(v), 16);
+      }
+      ap += 292; xp += 512;
+    }
+  }
+}
+// as dot32_u16 with activations already widened to i16 at a
+@inline function dot32_w16(x0: v128, x1: v128, x2: v128, x3: v128, a: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(x0, v128.load(a)), i32x4.dot_i16x8_s(x1, v128.load(a, 16))),
+    i32x4.add(i32x4.dot_i16x8_s(x2, v128.load(a, 32)), i32x4.dot_i16x8_s(x3, v128.load(a, 48))));
+}
+
 // four i32x4 partial sums -> one i32x4 of their horizontal sums
 @inline function hsum4_i32(p0: v128, p1: v128, p2: v128, p3: v128): v128 {
   const t0 = i32x4.add(i32x4.shuffle(p0, p1, 0, 4, 1, 5), i32x4.shuffle(p0, p1, 2, 6, 3, 7));
@@ -539,7 +561,7 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   const od = i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
   return hsum_i32x4(i32x4.dot_i16x8_s(i16x8.add(ev, od), i16x8.extend_high_i8x16_u(smv)));
 }
-@inline function dot_q4_K(w: usize, a: usize, nb: i32): f32 {
+@inline function dot_q4_K(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
   let accm: f32 = 0;
   const m4 = i16x8.splat(0x0f);
@@ -554,29 +576,29 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let isum = i32x4.splat(0);
-    let qs = w + 16, q8 = a + 4;
+    let qs = w + 16, q8 = ax;
     const qe = qs + 128;
     while (qs < qe) {
       const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
-      const lo = dot32_u16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
-      const hi = dot32_u16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 32);
+      const lo = dot32_w16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
+      const hi = dot32_w16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 64);
       isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1))));
       sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
       sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
-      qs += 32; q8 += 64;
+      qs += 32; q8 += 128;
     }
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
-    w += 144; a += 292;
+    w += 144; a += 292; ax += 512;
   }
   return hsum_f32x4(acc) - accm;
 }
-export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     for (let t = 0; t < nTok; t++) {
-      const at = a + <usize>t * as, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, nb));
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, xt, nb));
     }
   }
 }

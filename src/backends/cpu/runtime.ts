@@ -87,7 +87,7 @@ const WEIGHT_KERNELS: Record<number, WeightKernel> = {
   [GgmlType.Q8_0]: { name: 'mm_q8_0', block: 32, bytes: 34, aux: true },
   [GgmlType.Q2_K]: { name: 'mm_q2_K', block: 256, bytes: 84 },
   [GgmlType.Q3_K]: { name: 'mm_q3_K', block: 256, bytes: 110 },
-  [GgmlType.Q4_K]: { name: 'mm_q4_K', block: 256, bytes: 144 },
+  [GgmlType.Q4_K]: { name: 'mm_q4_K', block: 256, bytes: 144, aux: true },
   [GgmlType.Q5_K]: { name: 'mm_q5_K', block: 256, bytes: 176 },
   [GgmlType.Q6_K]: { name: 'mm_q6_K', block: 256, bytes: 210 },
   [GgmlType.F16]: { name: 'mm_f16', block: 1, bytes: 2 },
@@ -451,7 +451,7 @@ class Runtime implements CpuRuntime {
       this.ensureAttnScratch(most);
     }
     this.ensureScratch(maxTokens * activationRowBytes(GgmlType.Q8_1, alignUp(maxCols, 256)) * 1.2);
-    this.ensureAux(maxTokens * (alignUp(maxCols, 32) / 32) * 84);
+    this.ensureAux(maxTokens * alignUp(maxCols, 256) * 2 * 1.4);
     if (maxRopeDims) this.ensureRopeTable(maxTokens * maxRopeDims);
   }
 
@@ -538,13 +538,16 @@ class Runtime implements CpuRuntime {
     const ws = weightRowBytes(wtype, cols);
     const as = aStride >= 0 ? aStride : activationRowBytes(activationTypeFor(wtype), cols);
     const nb = cols / k.block;
-    let ax = 0;
+    let ax = 0, axs = 0;
     if (k.aux) {
-      ax = this.ensureAux(nTokens * nb * 84);
-      const q81 = activationTypeFor(wtype) === GgmlType.Q8_1;
-      this.dispatch(q81 ? KERNEL_INDEX.q8_1_aux : KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 84, nb);
+      // per activation row: 84 B per 32-block (Q8_0/Q8_1 tables), 512 B per 256-block (Q8_K widened quants)
+      const vt = activationTypeFor(wtype);
+      axs = vt === GgmlType.Q8_K ? nb * 512 : nb * 84;
+      ax = this.ensureAux(nTokens * axs);
+      const auxKernel = vt === GgmlType.Q8_1 ? KERNEL_INDEX.q8_1_aux : vt === GgmlType.Q8_K ? KERNEL_INDEX.q8_K_aux : KERNEL_INDEX.q8_0_aux;
+      this.dispatch(auxKernel, nTokens, 1, nTokens * cols, a, as, ax, axs, nb);
     }
-    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, nb * 84);
+    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs);
   }
 
   repackWeights(wtype: number, w: number, rows: number, cols: number): number {
