@@ -655,7 +655,11 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 @inline function dot16_u8(u: v128, a: usize): v128 {
   return i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load8x8_s(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load8x8_s(a, 8)));
 }
-@inline function dot_q6_K(w: usize, a: usize, nb: i32): f32 {
+// 16 unsigned bytes . 16 activations already widened to i16 at a
+@inline function dot16_u8w(u: v128, a: usize): v128 {
+  return i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load(a, 16)));
+}
+@inline function dot_q6_K(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
   const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
   const end = w + <usize>nb * 210;
@@ -671,32 +675,31 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     const od = i8x16.shuffle(s16l, s16h, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
     let v0 = i32x4.extend_low_i16x8_s(ev), v1 = i32x4.extend_low_i16x8_s(od);
     let v2 = i32x4.extend_high_i16x8_s(ev), v3 = i32x4.extend_high_i16x8_s(od);
-    let ql = w, qh = w + 128, q8 = a + 4;
+    let ql = w, qh = w + 128, q8 = ax;
     for (let k = 0; k < 4; k++) {
       const qa = v128.load(ql), qb = v128.load(ql, 32), h = v128.load(qh);
       const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30));
       const x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
       const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30));
       const x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
-      const p = hsum4_i32(dot16_u8(x1, q8), dot16_u8(x2, q8 + 32), dot16_u8(x3, q8 + 64), dot16_u8(x4, q8 + 96));
+      const p = hsum4_i32(dot16_u8w(x1, q8), dot16_u8w(x2, q8 + 64), dot16_u8w(x3, q8 + 128), dot16_u8w(x4, q8 + 192));
       isum = i32x4.add(isum, i32x4.mul(p, v0));
       const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
       // k: 0 -> (ql 0, qh 0, q8 0), 1 -> (16, 16, 16), 2 -> (64, 32, 128), 3 -> (80, 48, 144)
       const step: usize = (k & 1) ? 48 : 16;
-      ql += step; qh += (k & 1) ? 16 : 16; q8 += (k & 1) ? 112 : 16;
+      ql += step; qh += 16; q8 += (k & 1) ? 224 : 32;
     }
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
-    w += 210; a += 292;
+    w += 210; a += 292; ax += 512;
   }
   return hsum_f32x4(acc);
 }
-export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     for (let t = 0; t < nTok; t++) {
-      const at = a + <usize>t * as, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q6_K(w + <usize>r * ws, at, nb));
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q6_K(w + <usize>r * ws, at, xt, nb));
     }
   }
 }

@@ -89,7 +89,7 @@ const WEIGHT_KERNELS: Record<number, WeightKernel> = {
   [GgmlType.Q3_K]: { name: 'mm_q3_K', block: 256, bytes: 110 },
   [GgmlType.Q4_K]: { name: 'mm_q4_K', block: 256, bytes: 144, aux: true },
   [GgmlType.Q5_K]: { name: 'mm_q5_K', block: 256, bytes: 176 },
-  [GgmlType.Q6_K]: { name: 'mm_q6_K', block: 256, bytes: 210 },
+  [GgmlType.Q6_K]: { name: 'mm_q6_K', block: 256, bytes: 210, aux: true },
   [GgmlType.F16]: { name: 'mm_f16', block: 1, bytes: 2 },
   [GgmlType.BF16]: { name: 'mm_bf16', block: 1, bytes: 2 },
   [GgmlType.IQ4_NL]: { name: 'mm_iq4_nl', block: 32, bytes: 18, aux: true },
