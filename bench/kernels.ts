@@ -48,7 +48,7 @@ function time(fn: () => void, threads = 1): number {
 let lastCpu = 0;
 
 for (const threads of THREADS) {
-  const rt = await createCpuRuntime({ threads });
+  const rt = await createCpuRuntime({ threads, spin: Number(arg('spin', '2000')) });
   console.log(`threads=${threads}`);
   // fork/join cost of an empty op
   const one = rt.alloc(64);

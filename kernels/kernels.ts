@@ -223,6 +223,9 @@ export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
       const q0 = v128.load(ap, 2), q1 = v128.load(ap, 18);
       const s16 = i16x8.add(i16x8.extadd_pairwise_i8x16_s(q0), i16x8.extadd_pairwise_i8x16_s(q1));
       v128.store(xp + (<usize>nb << 2) + (b << 4), i32x4.replace_lane(i32x4.splat(0), 0, hsum_i32x4(i32x4.extadd_pairwise_i16x8_s(s16)) << 3));
+      const wp = xp + (<usize>nb * 20) + (b << 6);
+      v128.store(wp, i16x8.extend_low_i8x16_s(q0)); v128.store(wp, i16x8.extend_high_i8x16_s(q0), 16);
+      v128.store(wp, i16x8.extend_low_i8x16_s(q1), 32); v128.store(wp, i16x8.extend_high_i8x16_s(q1), 48);
       ap += 34;
     }
   }
@@ -233,6 +236,28 @@ export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
   return i32x4.add(
     i32x4.add(i32x4.dot_i16x8_s(x0, v128.load8x8_s(a)), i32x4.dot_i16x8_s(x1, v128.load8x8_s(a, 8))),
     i32x4.add(i32x4.dot_i16x8_s(x2, v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(x3, v128.load8x8_s(a, 24))));
+}
+
+// Q8_K activation side table: the 256 quants of each block widened to i16 (512 B per block), so the
+// K-quant kernels load activations as plain vectors
+export function q8_K_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: usize, nb: i32): void {
+  for (let r = r0; r < r1; r++) {
+    let ap = a + <usize>r * as + 4, xp = ax + <usize>r * axs;
+    for (let b = 0; b < nb; b++) {
+      for (let j: usize = 0; j < 256; j += 16) {
+        const v = v128.load(ap + j);
+        v128.store(xp + (j << 1), i16x8.extend_low_i8x16_s(v));
+        v128.store(xp + (j << 1), i16x8.extend_high_i8x16_s(v), 16);
+      }
+      ap += 292; xp += 512;
+    }
+  }
+}
+// as dot32_u16 with activations already widened to i16 at a
+@inline function dot32_w16(x0: v128, x1: v128, x2: v128, x3: v128, a: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(x0, v128.load(a)), i32x4.dot_i16x8_s(x1, v128.load(a, 16))),
+    i32x4.add(i32x4.dot_i16x8_s(x2, v128.load(a, 32)), i32x4.dot_i16x8_s(x3, v128.load(a, 48))));
 }
 
 // four i32x4 partial sums -> one i32x4 of their horizontal sums
@@ -303,28 +328,68 @@ export function repack_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, nb: i32): v
 @inline function dot_q4_0x4(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
   let cp = ax + (<usize>nb << 2);
+  const wid = ax + <usize>nb * 20;
   const m = i16x8.splat(0x0f);
   for (let b = 0; b < nb; b += 4) {
     let dv = f32x4.mul(h2f4(v128.load16x4_u(w)), v128.load(ax + (<usize>b << 2)));
-    let q = w + 8, ap = a + 2;
+    let q = w + 8, ap = wid + (<usize>b << 6);
     const qe = q + 64;
     while (q < qe) {
       const u0 = v128.load8x8_u(q), u1 = v128.load8x8_u(q, 8);
-      const p = i32x4.sub(dot32_u16(v128.and(u0, m), v128.and(u1, m), i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), ap), v128.load(cp));
+      const p = i32x4.sub(i32x4.add(
+        i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), v128.load(ap)), i32x4.dot_i16x8_s(v128.and(u1, m), v128.load(ap, 16))),
+        i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), v128.load(ap, 32)), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), v128.load(ap, 48)))), v128.load(cp));
       acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
       dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
-      q += 16; ap += 34; cp += 16;
+      q += 16; ap += 64; cp += 16;
     }
-    w += 72; a += 136;
+    w += 72;
   }
   return hsum_f32x4(acc);
+}
+// two Q4_0x4 rows against one activation row: the activation loads are shared
+@inline function dot2_q4_0x4(w: usize, w2: usize, ax: usize, nb: i32, y: usize): void {
+  let acc = f32x4.splat(0), acc2 = acc;
+  let cp = ax + (<usize>nb << 2);
+  const wid = ax + <usize>nb * 20;
+  const m = i16x8.splat(0x0f);
+  for (let b = 0; b < nb; b += 4) {
+    const ad = v128.load(ax + (<usize>b << 2));
+    let dv = f32x4.mul(h2f4(v128.load16x4_u(w)), ad);
+    let dv2 = f32x4.mul(h2f4(v128.load16x4_u(w2)), ad);
+    let q = w + 8, q2 = w2 + 8, ap = wid + (<usize>b << 6);
+    const qe = q + 64;
+    while (q < qe) {
+      const a0 = v128.load(ap), a1 = v128.load(ap, 16), a2 = v128.load(ap, 32), a3 = v128.load(ap, 48);
+      const c = v128.load(cp);
+      const u0 = v128.load8x8_u(q), u1 = v128.load8x8_u(q, 8);
+      const p = i32x4.sub(i32x4.add(
+        i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
+        i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3))), c);
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
+      const v0 = v128.load8x8_u(q2), v1 = v128.load8x8_u(q2, 8);
+      const p2 = i32x4.sub(i32x4.add(
+        i32x4.add(i32x4.dot_i16x8_s(v128.and(v0, m), a0), i32x4.dot_i16x8_s(v128.and(v1, m), a1)),
+        i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(v0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(v1, 4), a3))), c);
+      acc2 = f32x4.add(acc2, f32x4.mul(f32x4.convert_i32x4_s(p2), i32x4.shuffle(dv2, dv2, 0, 0, 0, 0)));
+      dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
+      dv2 = i32x4.shuffle(dv2, dv2, 1, 2, 3, 0);
+      q += 16; q2 += 16; ap += 64; cp += 16;
+    }
+    w += 72; w2 += 72;
+  }
+  store<f32>(y, hsum_f32x4(acc));
+  store<f32>(y, hsum_f32x4(acc2), 4);
 }
 export function mm_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     for (let t = 0; t < nTok; t++) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_0x4(w + <usize>r * ws, at, xt, nb));
+      let r = rt;
+      // two interleaved row streams defeat the DRAM prefetch in decode; with several tokens the tile is cached
+      if (nTok > 1) for (; r + 2 <= re; r += 2) dot2_q4_0x4(w + <usize>r * ws, w + <usize>(r + 1) * ws, xt, nb, yt + (<usize>r << 2));
+      for (; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_0x4(w + <usize>r * ws, at, xt, nb));
     }
   }
 }
@@ -496,7 +561,7 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   const od = i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
   return hsum_i32x4(i32x4.dot_i16x8_s(i16x8.add(ev, od), i16x8.extend_high_i8x16_u(smv)));
 }
-@inline function dot_q4_K(w: usize, a: usize, nb: i32): f32 {
+@inline function dot_q4_K(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
   let accm: f32 = 0;
   const m4 = i16x8.splat(0x0f);
@@ -511,29 +576,29 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let isum = i32x4.splat(0);
-    let qs = w + 16, q8 = a + 4;
+    let qs = w + 16, q8 = ax;
     const qe = qs + 128;
     while (qs < qe) {
       const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
-      const lo = dot32_u16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
-      const hi = dot32_u16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 32);
+      const lo = dot32_w16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
+      const hi = dot32_w16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 64);
       isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1))));
       sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
       sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
-      qs += 32; q8 += 64;
+      qs += 32; q8 += 128;
     }
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
-    w += 144; a += 292;
+    w += 144; a += 292; ax += 512;
   }
   return hsum_f32x4(acc) - accm;
 }
-export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
+export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     for (let t = 0; t < nTok; t++) {
-      const at = a + <usize>t * as, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, nb));
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, xt, nb));
     }
   }
 }
@@ -590,7 +655,11 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 @inline function dot16_u8(u: v128, a: usize): v128 {
   return i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load8x8_s(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load8x8_s(a, 8)));
 }
-@inline function dot_q6_K(w: usize, a: usize, nb: i32): f32 {
+// 16 unsigned bytes . 16 activations already widened to i16 at a
+@inline function dot16_u8w(u: v128, a: usize): v128 {
+  return i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load(a, 16)));
+}
+@inline function dot_q6_K(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc = f32x4.splat(0);
   const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
   const end = w + <usize>nb * 210;
@@ -606,32 +675,31 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     const od = i8x16.shuffle(s16l, s16h, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
     let v0 = i32x4.extend_low_i16x8_s(ev), v1 = i32x4.extend_low_i16x8_s(od);
     let v2 = i32x4.extend_high_i16x8_s(ev), v3 = i32x4.extend_high_i16x8_s(od);
-    let ql = w, qh = w + 128, q8 = a + 4;
+    let ql = w, qh = w + 128, q8 = ax;
     for (let k = 0; k < 4; k++) {
       const qa = v128.load(ql), qb = v128.load(ql, 32), h = v128.load(qh);
       const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30));
       const x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
       const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30));
       const x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
-      const p = hsum4_i32(dot16_u8(x1, q8), dot16_u8(x2, q8 + 32), dot16_u8(x3, q8 + 64), dot16_u8(x4, q8 + 96));
+      const p = hsum4_i32(dot16_u8w(x1, q8), dot16_u8w(x2, q8 + 64), dot16_u8w(x3, q8 + 128), dot16_u8w(x4, q8 + 192));
       isum = i32x4.add(isum, i32x4.mul(p, v0));
       const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
       // k: 0 -> (ql 0, qh 0, q8 0), 1 -> (16, 16, 16), 2 -> (64, 32, 128), 3 -> (80, 48, 144)
       const step: usize = (k & 1) ? 48 : 16;
-      ql += step; qh += (k & 1) ? 16 : 16; q8 += (k & 1) ? 112 : 16;
+      ql += step; qh += 16; q8 += (k & 1) ? 224 : 32;
     }
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
-    w += 210; a += 292;
+    w += 210; a += 292; ax += 512;
   }
   return hsum_f32x4(acc);
 }
-export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32): void {
-  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     for (let t = 0; t < nTok; t++) {
-      const at = a + <usize>t * as, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q6_K(w + <usize>r * ws, at, nb));
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q6_K(w + <usize>r * ws, at, xt, nb));
     }
   }
 }
@@ -963,6 +1031,16 @@ export function add_row(r0: i32, r1: i32, x: usize, xs: usize, bias: usize, y: u
   }
 }
 
+// y[r] = x[r] * w (a row of n broadcast over rows), e.g. a norm's weight
+export function mul_row(r0: i32, r1: i32, x: usize, xs: usize, wr: usize, y: usize, ys: usize, n: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const xp = x + <usize>r * xs, yp = y + <usize>r * ys;
+    let i = 0;
+    for (; i + 4 <= n; i += 4) { const o = <usize>i << 2; v128.store(yp + o, f32x4.mul(v128.load(xp + o), v128.load(wr + o))); }
+    for (; i < n; i++) { const o = <usize>i << 2; store<f32>(yp + o, load<f32>(xp + o) * load<f32>(wr + o)); }
+  }
+}
+
 // exp for the float range that softmax / silu need (Cephes-style, ~1 ulp), vector of 4
 @inline function exp4(x0: v128): v128 {
   const x = f32x4.min(f32x4.max(x0, f32x4.splat(-87.3)), f32x4.splat(88.7));
@@ -1115,8 +1193,16 @@ export function scale(i0: i32, i1: i32, x: usize, y: usize, s: f32): void {
 // scr: per work item (5*hd + 8*ATT_TILE*gqa) f32: the widened K row, the 4 widened V rows, then per
 // (token, head) the running max, the running sum, 2 unused and the block's 4 weights.
 const ATT_TILE = 4;
-export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usize, kvs: usize, o: usize, os: usize,
-  nKvHead: i32, hd: i32, gqaSplit: i32, kvBase: i32, scale: f32, scr: usize, nTok: i32): void {
+// Arguments come in a parameter block at `pp` (4-byte fields, see AttnParam in runtime.ts):
+//   q qs k v kvs o os nKvHead hd gqaSplit kvBase scale(f32) scr nTok mask maskStride nKv maskF16
+// mask = 0: causal as above. mask != 0: every query token sees positions [0, nKv) and its mask row
+// (f32, or f16 when maskF16; -inf hides a position) at mask + t*maskStride is added to the scores.
+export function attn_f16(r0: i32, r1: i32, pp: usize): void {
+  const q = load<u32>(pp), qs = load<u32>(pp, 4), k = load<u32>(pp, 8), v = load<u32>(pp, 12), kvs = load<u32>(pp, 16);
+  const o = load<u32>(pp, 20), os = load<u32>(pp, 24), nKvHead = load<i32>(pp, 28), hd = load<i32>(pp, 32);
+  const gqaSplit = load<i32>(pp, 36), kvBase = load<i32>(pp, 40), scale = load<f32>(pp, 44), scr = load<u32>(pp, 48);
+  const nTok = load<i32>(pp, 52), mask = load<u32>(pp, 56), maskStride = load<u32>(pp, 60), nKvMasked = load<i32>(pp, 64);
+  const maskF16 = load<i32>(pp, 68);
   const gqaAll = gqaSplit & 0xffff, hsplit = gqaSplit >> 16;
   const hper = (gqaAll + hsplit - 1) / hsplit;
   const scrStride = <usize>(5 * hd + 8 * ATT_TILE * hper) << 2;
@@ -1140,11 +1226,11 @@ export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usi
       store<f32>(sp, 0, 4);
       memory.fill(o + <usize>(t0 + ti) * os + <usize>(g * gqaAll + hoff + j) * hb, 0, hb);
     }
-    const nKvMax = kvBase + t0 + nt;
+    const nKvMax = mask ? nKvMasked : kvBase + t0 + nt;
     for (let p0 = 0; p0 < nKvMax; p0 += 4) {
       const nb = min(4, nKvMax - p0);
-      // tokens before ti0 see none of this block
-      const ti0 = max(0, p0 - kvBase - t0);
+      // tokens before ti0 see none of this block (causal)
+      const ti0 = mask ? 0 : max(0, p0 - kvBase - t0);
       // scores: weights slot of each state gets the 4 scores (-inf where not visible)
       for (let i = ti0 * gqa; i < nh; i++) {
         const sp = st + (<usize>i << 5);
@@ -1155,9 +1241,14 @@ export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usi
         f16_row_to_f32(kp0 + <usize>p * kvs, krow, hd);
         for (let i = ti0 * gqa; i < nh; i++) {
           const ti = i / gqa, j = i - ti * gqa;
-          if (p >= kvBase + t0 + ti + 1) continue;
+          let bias: f32 = 0;
+          if (mask) {
+            const mp = mask + <usize>(t0 + ti) * maskStride;
+            bias = maskF16 ? h2f(load<u16>(mp + (<usize>p << 1))) : load<f32>(mp + (<usize>p << 2));
+            if (bias == -Infinity) continue;
+          } else if (p >= kvBase + t0 + ti + 1) continue;
           const qp = q + <usize>(t0 + ti) * qs + <usize>(g * gqaAll + hoff + j) * hb;
-          store<f32>(st + (<usize>i << 5) + 16 + (<usize>b << 2), dot_f32(krow, qp, hd) * scale);
+          store<f32>(st + (<usize>i << 5) + 16 + (<usize>b << 2), dot_f32(krow, qp, hd) * scale + bias);
         }
       }
       // V rows of the block (missing positions zeroed so that 0 weights stay 0)
@@ -1172,6 +1263,8 @@ export function attn_f16(r0: i32, r1: i32, q: usize, qs: usize, k: usize, v: usi
         const m = load<f32>(sp);
         const bm = hmax_f32x4(sc);
         const mn = bm > m ? bm : m;
+        // nothing visible yet for this row (masked): skip the block
+        if (mn == -Infinity) continue;
         const wv = exp4(f32x4.sub(sc, f32x4.splat(mn)));
         const op = o + <usize>(t0 + ti) * os + <usize>(g * gqaAll + hoff + j) * hb;
         let ssum = load<f32>(sp, 4);

@@ -25,7 +25,8 @@ export interface CpuRuntimeOptions {
   maxMemoryBytes?: number;
   /** initial memory, bytes */
   initialMemoryBytes?: number;
-  /** spin iterations before a waiting thread blocks in Atomics.wait (default 20000) */
+  /** spin iterations before a waiting thread blocks in Atomics.wait (default 2000, ~10-40 us; lower it on an
+   *  oversubscribed machine, where spinning steals the core a descheduled peer needs) */
   spin?: number;
   /** ops with less work than this (about multiply-adds) run on the calling thread alone (default 32768) */
   parallelMinWork?: number;
@@ -86,9 +87,9 @@ const WEIGHT_KERNELS: Record<number, WeightKernel> = {
   [GgmlType.Q8_0]: { name: 'mm_q8_0', block: 32, bytes: 34, aux: true },
   [GgmlType.Q2_K]: { name: 'mm_q2_K', block: 256, bytes: 84 },
   [GgmlType.Q3_K]: { name: 'mm_q3_K', block: 256, bytes: 110 },
-  [GgmlType.Q4_K]: { name: 'mm_q4_K', block: 256, bytes: 144 },
+  [GgmlType.Q4_K]: { name: 'mm_q4_K', block: 256, bytes: 144, aux: true },
   [GgmlType.Q5_K]: { name: 'mm_q5_K', block: 256, bytes: 176 },
-  [GgmlType.Q6_K]: { name: 'mm_q6_K', block: 256, bytes: 210 },
+  [GgmlType.Q6_K]: { name: 'mm_q6_K', block: 256, bytes: 210, aux: true },
   [GgmlType.F16]: { name: 'mm_f16', block: 1, bytes: 2 },
   [GgmlType.BF16]: { name: 'mm_bf16', block: 1, bytes: 2 },
   [GgmlType.IQ4_NL]: { name: 'mm_iq4_nl', block: 32, bytes: 18, aux: true },
@@ -136,6 +137,15 @@ export interface AttentionArgs {
   qStride?: number;
   kvStride?: number;
   outStride?: number;
+  /**
+   * Optional mask instead of the causal rule: query token t sees kv positions [0, nKv) with mask row
+   * t (nKv values at mask + t*maskStride, f32 or f16 per maskF16; -inf hides a position) added to its scores
+   */
+  mask?: number;
+  maskStride?: number;
+  maskF16?: boolean;
+  /** kv positions covered by the mask (required with mask) */
+  nKv?: number;
 }
 
 export interface RopeArgs {
@@ -216,6 +226,8 @@ export interface CpuRuntime {
   layerNorm(x: number, y: number, n: number, nRows: number, eps: number, weight?: number, bias?: number): void;
   /** y[r] = x[r] + bias for nRows rows of n (the bias row broadcast) */
   addRow(x: number, bias: number, y: number, n: number, nRows: number): void;
+  /** y[r] = x[r] * w for nRows rows of n (the weight row broadcast) */
+  mulRow(x: number, w: number, y: number, n: number, nRows: number): void;
   softmax(x: number, y: number, n: number, nRows: number, scale?: number, mask?: number, maskStride?: number): void;
   rope(args: RopeArgs): void;
   silu(x: number, y: number, n: number): void;
@@ -260,7 +272,7 @@ export async function createCpuRuntime(opts: CpuRuntimeOptions = {}): Promise<Cp
   const ctlBuf = new SharedArrayBuffer(CTL_BYTES);
   const ctl = new Int32Array(ctlBuf, 0, CTL_ARGS_BYTE_OFFSET / 4);
   const args = new Float64Array(ctlBuf, CTL_ARGS_BYTE_OFFSET, MAX_ARGS);
-  ctl[CTL.SPIN] = opts.spin ?? 20000;
+  ctl[CTL.SPIN] = opts.spin ?? 2000;
   const workers: WorkerHandle[] = [];
   if (threads > 1) {
     const spawn = opts.spawnWorker ?? (await defaultSpawner());
@@ -356,13 +368,25 @@ class Runtime implements CpuRuntime {
     if (this.ropeTab >= mark) { this.ropeTab = 0; this.ropeTabFloats = 0; }
     if (this.aux >= mark) { this.aux = 0; this.auxBytes = 0; }
     if (this.attnScr >= mark) { this.attnScr = 0; this.attnScrBytes = 0; }
+    if (this.params >= mark) this.params = 0;
   }
   used(): number {
     return this.top;
   }
   private heap32: Float32Array | null = null;
+  private heapi32: Int32Array | null = null;
+  private params = 0;
+  /** a small parameter block for kernels with many arguments (written before each dispatch) */
+  private ensureParams(): number {
+    if (!this.params) this.params = this.alloc(256, 64);
+    return this.params;
+  }
+  private heapI32(): Int32Array {
+    const b = this.buffer();
+    return (this.heapi32 ??= new Int32Array(b));
+  }
   private buffer(): ArrayBuffer | SharedArrayBuffer {
-    if (this.buf.byteLength !== this.memory.buffer.byteLength) { this.buf = this.memory.buffer; this.heap32 = null; }
+    if (this.buf.byteLength !== this.memory.buffer.byteLength) { this.buf = this.memory.buffer; this.heap32 = null; this.heapi32 = null; }
     return this.buf;
   }
   /** a Float32Array over the whole memory, rebuilt only when the memory grew */
@@ -416,6 +440,7 @@ class Runtime implements CpuRuntime {
   }
   reserve(maxTokens: number, maxCols: number, maxRopeDims = 0, attention?: { nHead: number; nKvHead: number; headDim: number }): void {
     if (attention) {
+      this.ensureParams();
       const { nHead, nKvHead, headDim } = attention;
       const gqa = nHead / nKvHead;
       let most = 0;
@@ -426,7 +451,7 @@ class Runtime implements CpuRuntime {
       this.ensureAttnScratch(most);
     }
     this.ensureScratch(maxTokens * activationRowBytes(GgmlType.Q8_1, alignUp(maxCols, 256)) * 1.2);
-    this.ensureAux(maxTokens * (alignUp(maxCols, 32) / 32) * 20);
+    this.ensureAux(maxTokens * alignUp(maxCols, 256) * 2 * 1.4);
     if (maxRopeDims) this.ensureRopeTable(maxTokens * maxRopeDims);
   }
 
@@ -513,13 +538,16 @@ class Runtime implements CpuRuntime {
     const ws = weightRowBytes(wtype, cols);
     const as = aStride >= 0 ? aStride : activationRowBytes(activationTypeFor(wtype), cols);
     const nb = cols / k.block;
-    let ax = 0;
+    let ax = 0, axs = 0;
     if (k.aux) {
-      ax = this.ensureAux(nTokens * nb * 20);
-      const q81 = activationTypeFor(wtype) === GgmlType.Q8_1;
-      this.dispatch(q81 ? KERNEL_INDEX.q8_1_aux : KERNEL_INDEX.q8_0_aux, nTokens, 1, nTokens * cols, a, as, ax, nb * 20, nb);
+      // per activation row: 84 B per 32-block (Q8_0/Q8_1 tables), 512 B per 256-block (Q8_K widened quants)
+      const vt = activationTypeFor(wtype);
+      axs = vt === GgmlType.Q8_K ? nb * 512 : nb * 84;
+      ax = this.ensureAux(nTokens * axs);
+      const auxKernel = vt === GgmlType.Q8_1 ? KERNEL_INDEX.q8_1_aux : vt === GgmlType.Q8_K ? KERNEL_INDEX.q8_K_aux : KERNEL_INDEX.q8_0_aux;
+      this.dispatch(auxKernel, nTokens, 1, nTokens * cols, a, as, ax, axs, nb);
     }
-    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, nb * 20);
+    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs);
   }
 
   repackWeights(wtype: number, w: number, rows: number, cols: number): number {
@@ -548,6 +576,9 @@ class Runtime implements CpuRuntime {
   }
   addRow(x: number, bias: number, y: number, n: number, nRows: number): void {
     this.dispatch(KERNEL_INDEX.add_row, nRows, 1, n * nRows, x, n * 4, bias, y, n * 4, n);
+  }
+  mulRow(x: number, w: number, y: number, n: number, nRows: number): void {
+    this.dispatch(KERNEL_INDEX.mul_row, nRows, 1, n * nRows, x, n * 4, w, y, n * 4, n);
   }
   softmax(x: number, y: number, n: number, nRows: number, scale = 1, mask = 0, maskStride = 0): void {
     this.dispatch(KERNEL_INDEX.softmax, nRows, 1, n * nRows * 16, x, n * 4, y, n * 4, n, scale, mask, maskStride);
@@ -606,7 +637,7 @@ class Runtime implements CpuRuntime {
     const qs = p.qStride ?? nHead * headDim * 4;
     const kvs = p.kvStride ?? nKvHead * headDim * 2;
     const os = p.outStride ?? nHead * headDim * 4;
-    const work = nTokens * nHead * headDim * (p.kvBase + nTokens) * 2;
+    const work = nTokens * nHead * headDim * (p.mask ? (p.nKv ?? 0) : p.kvBase + nTokens) * 2;
     const gqa = nHead / nKvHead;
     // work items: tiles of ATT_TILE query tokens x kv heads (see kernels/kernels.ts attn_f16), the heads of
     // a kv head split in parts when there are fewer items than threads
@@ -614,7 +645,14 @@ class Runtime implements CpuRuntime {
     const hsplit = Math.min(gqa, Math.ceil(this.threads / groups));
     const items = groups * hsplit;
     const scr = this.ensureAttnScratch(attnScratchBytes(nTokens, nKvHead, headDim, gqa, hsplit));
-    this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, p.q, qs, p.k, p.v, kvs, p.out, os, nKvHead, headDim, gqa | (hsplit << 16), p.kvBase, p.scale, scr, nTokens);
+    const pp = this.ensureParams();
+    const i32 = this.heapI32(), f32 = this.heapF32(), b = pp >> 2;
+    i32[b] = p.q; i32[b + 1] = qs; i32[b + 2] = p.k; i32[b + 3] = p.v; i32[b + 4] = kvs; i32[b + 5] = p.out; i32[b + 6] = os;
+    i32[b + 7] = nKvHead; i32[b + 8] = headDim; i32[b + 9] = gqa | (hsplit << 16); i32[b + 10] = p.kvBase; f32[b + 11] = p.scale;
+    i32[b + 12] = scr; i32[b + 13] = nTokens; i32[b + 14] = p.mask ?? 0; i32[b + 15] = p.maskStride ?? (p.nKv ?? 0) * (p.maskF16 ? 2 : 4);
+    i32[b + 16] = p.nKv ?? 0; i32[b + 17] = p.maskF16 ? 1 : 0;
+    if (p.mask && !(p.nKv! > 0)) throw new CpuRuntimeError('BAD_SHAPE', 'attention with a mask needs nKv');
+    this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, pp);
   }
 
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void {

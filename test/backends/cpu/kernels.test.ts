@@ -100,6 +100,37 @@ for (const threads of [1, 2]) {
       });
     }
 
+    it('matmul shape sweep: rows 1..19, 1..5 tokens, several row lengths, every type', () => {
+      const rnd = rng(77);
+      for (const wt of [...TYPES, CpuLayout.Q4_0x4]) {
+        const base = wt === CpuLayout.Q4_0x4 ? GgmlType.Q4_0 : wt;
+        const bs = BLOCK[base]![0];
+        for (let trial = 0; trial < 3; trial++) {
+          const rows = 1 + Math.floor(rnd() * 19), nTok = 1 + Math.floor(rnd() * 5);
+          const nbk = wt === CpuLayout.Q4_0x4 ? 4 * (1 + Math.floor(rnd() * 3)) : 1 + Math.floor(rnd() * (bs === 1 ? 70 : bs === 32 ? 12 : 3));
+          const cols = nbk * bs;
+          const m = rt.mark();
+          const w = randomWeights(base, rows, cols, rnd), x = randomF32(cols * nTok, rnd);
+          const wp = put(rt, w), xp = put(rt, x), yp = rt.alloc(rows * nTok * 4);
+          const lt = wt === CpuLayout.Q4_0x4 ? rt.repackWeights(base, wp, rows, cols) : wt;
+          rt.matmul(lt, wp, rows, cols, xp, nTok, yp);
+          const vt = activationTypeFor(base), wrow = w.length / rows;
+          for (let t = 0; t < nTok; t++) {
+            const q = quantizeAct(vt, x.subarray(t * cols, (t + 1) * cols), cols);
+            const a = dequantize(vt, q, 0, cols);
+            for (let r = 0; r < rows; r++) {
+              const wd = dequantize(base, w, r * wrow, cols);
+              let sa = 0;
+              for (let j = 0; j < cols; j++) sa += Math.abs(wd[j]! * a[j]!);
+              const want = vecDot(base, cols, w, r * wrow, q, 0), got = rt.f32(yp + (t * rows + r) * 4, 1)[0]!;
+              if (!(Math.abs(got - want) <= 1e-5 * sa + 1e-7)) assert.fail(`type ${lt} rows ${rows} cols ${cols} nTok ${nTok}: [${t}][${r}] got ${got} want ${want}`);
+            }
+          }
+          rt.release(m);
+        }
+      }
+    });
+
     it('matmul with strided activations and outputs', () => {
       const rnd = rng(4), rows = 5, cols = 256, nTok = 3;
       for (const wt of [GgmlType.Q4_K, GgmlType.F32, GgmlType.Q8_0]) {
@@ -176,13 +207,16 @@ for (const threads of [1, 2]) {
       rt.release(m);
     });
 
-    it('layer norm (with weight and bias) and a broadcast bias row', () => {
+    it('layer norm (with weight and bias) and broadcast bias / weight rows', () => {
       const rnd = rng(12), n = 37, rows = 5;
       const x = randomF32(n * rows, rnd, 3), w = randomF32(n, rnd), b = randomF32(n, rnd);
       const m = rt.mark();
       const xp = put(rt, x), wp = put(rt, w), bp = put(rt, b), yp = rt.alloc(n * rows * 4), zp = rt.alloc(n * rows * 4);
       rt.layerNorm(xp, yp, n, rows, 1e-5, wp, bp);
       rt.addRow(xp, bp, zp, n, rows);
+      const mz = rt.alloc(n * rows * 4);
+      rt.mulRow(xp, wp, mz, n, rows);
+      for (let r = 0; r < rows; r++) close(rt.f32(mz + r * n * 4, n), Float32Array.from(x.subarray(r * n, (r + 1) * n), (z, i) => z * w[i]!), () => 0, 'mul_row');
       for (let r = 0; r < rows; r++) {
         const v = Array.from(x.subarray(r * n, (r + 1) * n));
         const mean = v.reduce((s, z) => s + z, 0) / n;
@@ -234,6 +268,42 @@ for (const threads of [1, 2]) {
         }
         // theta is computed in f32 as ggml does: at position 1234 that costs ~1e-4 absolute
         close(got, want, () => 5e-4, 'rope');
+        rt.release(m);
+      });
+    }
+
+    for (const f16mask of [false, true]) {
+      it(`attention with an explicit ${f16mask ? 'f16' : 'f32'} mask (sliding window, a fully masked row)`, () => {
+        const rnd = rng(21), nTok = 3, nHead = 4, nKv = 2, hd = 40, nPos = 9;
+        const q = randomF32(nTok * nHead * hd, rnd);
+        const k16 = Uint16Array.from(randomF32(nPos * nKv * hd, rnd, 2), f32ToF16), v16 = Uint16Array.from(randomF32(nPos * nKv * hd, rnd), f32ToF16);
+        // token t sees positions 4+t-2 .. 4+t (window of 3) with a small bias; token 2 sees nothing
+        const maskVals = new Float32Array(nTok * nPos).fill(-Infinity);
+        for (let t = 0; t < 2; t++) for (let p = 4 + t - 2; p <= 4 + t; p++) maskVals[t * nPos + p] = -0.25 * (4 + t - p);
+        const m = rt.mark();
+        const qp = put(rt, q), kp = put(rt, k16), vp = put(rt, v16), op = rt.alloc(q.length * 4);
+        rt.f32(op, q.length).fill(123);
+        const mp = f16mask ? put(rt, Uint16Array.from(maskVals, f32ToF16)) : put(rt, maskVals);
+        const scale = 1 / Math.sqrt(hd);
+        rt.attention({ q: qp, k: kp, v: vp, out: op, nTokens: nTok, nHead, nKvHead: nKv, headDim: hd, kvBase: 0, scale, mask: mp, maskF16: f16mask, nKv: nPos });
+        const want = new Float64Array(q.length);
+        for (let t = 0; t < nTok; t++) for (let h = 0; h < nHead; h++) {
+          const g = Math.floor(h / (nHead / nKv));
+          const vis = Array.from({ length: nPos }, (_, p) => p).filter((p) => maskVals[t * nPos + p]! > -Infinity);
+          if (vis.length === 0) continue;
+          const s = vis.map((p) => {
+            let d = 0;
+            for (let i = 0; i < hd; i++) d += q[(t * nHead + h) * hd + i]! * f16ToF32(k16[(p * nKv + g) * hd + i]!);
+            return d * scale + (f16mask ? f16ToF32(f32ToF16(maskVals[t * nPos + p]!)) : maskVals[t * nPos + p]!);
+          });
+          const mx = Math.max(...s), e = s.map((z) => Math.exp(z - mx)), sum = e.reduce((x, y) => x + y, 0);
+          for (let i = 0; i < hd; i++) {
+            let o = 0;
+            vis.forEach((p, j) => { o += (e[j]! / sum) * f16ToF32(v16[(p * nKv + g) * hd + i]!); });
+            want[(t * nHead + h) * hd + i] = o;
+          }
+        }
+        close(rt.f32(op, q.length), want, () => 2e-5, 'masked attention');
         rt.release(m);
       });
     }
