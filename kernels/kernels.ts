@@ -102,6 +102,64 @@ const ROW_TILE = 8;
     i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(a), i16x8.extend_high_i8x16_s(s)));
 }
 
+// ---------------------------------------------------------------------------------------------
+// ggml's float order. The integer block sums are exact; what decides the last bit is how ggml's x86
+// kernels combine them in f32 (src/backends/reference/matmul.ts and src/quant/vec-dot.ts name the
+// kernel and order per weight type and batch). WebAssembly has no fused multiply-add, so C's fmaf
+// is emulated: the f32 x f32 product is exact in f64, the f64 sum is rounded to f32, and the one
+// case where that double rounding differs from a single one (the f64 sum exactly halfway between
+// two f32 values after an inexact add) is detected and fixed as src/quant/rounding.ts's fmaf does.
+
+// fmaf of an exact f64 product p and an f32 value c (held as f64)
+@inline function fma_pc(p: f64, c: f64): f32 {
+  const s = p + c;
+  if ((reinterpret<u64>(s) & 0x1fffffff) != 0x10000000) return <f32>s;
+  return fma_tie(p, c, s);
+}
+// s = p + c is an f32 midpoint: round towards the part the f64 add lost (TwoSum error term)
+function fma_tie(p: f64, c: f64, s: f64): f32 {
+  const r = <f32>s;
+  if (<f64>r == s) return r;
+  const bb = s - p;
+  const err = (p - (s - bb)) + (c - bb);
+  if (err == 0) return r;
+  const other = 2 * s - <f64>r;
+  return <f32>(err > 0 ? Math.max(<f64>r, other) : Math.min(<f64>r, other));
+}
+@inline function fmaf(a: f32, b: f32, c: f32): f32 { return fma_pc(<f64>a * <f64>b, <f64>c); }
+
+// two fmaf lanes: p exact products (f64x2), c f32 accumulators held as f64x2; returns the new accumulators
+@inline function fma2(p: v128, c: v128): v128 {
+  const s = f64x2.add(p, c);
+  if (v128.any_true(i64x2.eq(v128.and(s, i64x2.splat(0x1fffffff)), i64x2.splat(0x10000000)))) return fma2_tie(p, c);
+  return f64x2.promote_low_f32x4(f32x4.demote_f64x2_zero(s));
+}
+function fma2_tie(p: v128, c: v128): v128 {
+  const r0 = fma_pc(f64x2.extract_lane(p, 0), f64x2.extract_lane(c, 0));
+  const r1 = fma_pc(f64x2.extract_lane(p, 1), f64x2.extract_lane(c, 1));
+  return f64x2.replace_lane(f64x2.splat(<f64>r0), 1, <f64>r1);
+}
+// lanes 0,1 / 2,3 of an f32x4 as f64x2
+@inline function lo_f64(v: v128): v128 { return f64x2.promote_low_f32x4(v); }
+@inline function hi_f64(v: v128): v128 { return f64x2.promote_low_f32x4(i32x4.shuffle(v, v, 2, 3, 0, 1)); }
+// two f64x2 holding f32 values -> one f32x4 (exact)
+@inline function f32x4_of(a: v128, b: v128): v128 {
+  return i32x4.shuffle(f32x4.demote_f64x2_zero(a), f32x4.demote_f64x2_zero(b), 0, 1, 4, 5);
+}
+// AVX hsum_float_8 of lanes 0..3 (lo) and 4..7 (hi): (lo + hi), then [0]+[2], [1]+[3], then their sum
+@inline function hsum_float_8(lo: v128, hi: v128): f32 {
+  const r = f32x4.add(lo, hi);
+  return (f32x4.extract_lane(r, 0) + f32x4.extract_lane(r, 2)) + (f32x4.extract_lane(r, 1) + f32x4.extract_lane(r, 3));
+}
+// _mm512_reduce_add_ps of 16 lanes in 4 vectors (lanes 0-3, 4-7, 8-11, 12-15), GCC's tree
+@inline function reduce_add_16(l0: v128, l1: v128, l2: v128, l3: v128): f32 {
+  return hsum_float_8(f32x4.add(l0, l2), f32x4.add(l1, l3));
+}
+// i32x4 dot pair sums of values 0..7 (d0) and 8..15 (d1) -> sums of 4 consecutive values (AVX2's 8 lanes per 32)
+@inline function g4(d0: v128, d1: v128): v128 {
+  return i32x4.add(i32x4.shuffle(d0, d1, 0, 2, 4, 6), i32x4.shuffle(d0, d1, 1, 3, 5, 7));
+}
+
 // element conversions (element ranges)
 export function cvt_f32_f16(i0: i32, i1: i32, x: usize, y: usize): void {
   let i = i0;
@@ -173,7 +231,9 @@ export function quantize_q8_1(r0: i32, r1: i32, x: usize, xs: usize, y: usize, y
 }
 // Q8_K as ggml's quantize_row_q8_K_ref: max = the first value of largest magnitude, iscale = -127/max,
 // q = min(127, nearest_even(iscale*x)), d = 1/iscale, bsums = sums of 16
-export function quantize_q8_K(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: usize, n: i32): void {
+// Rows r < tieRows follow ggml_quantize_mat_q8_K_4x8 (the repacked Q4_K GEMM's quantizer), which takes
+// max = +amax whenever +amax occurs in the block.
+export function quantize_q8_K(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: usize, n: i32, tieRows: i32): void {
   for (let r = r0; r < r1; r++) {
     let xp = x + <usize>r * xs, yp = y + <usize>r * ys;
     const end = xp + (<usize>n << 2);
@@ -187,6 +247,7 @@ export function quantize_q8_K(r0: i32, r1: i32, x: usize, xs: usize, y: usize, y
       } else {
         let mx: f32 = 0;
         for (let j: usize = 0; j < 1024; j += 4) { const v = load<f32>(xp + j); if (Mathf.abs(v) == amax) { mx = v; break; } }
+        if (r < tieRows && mx < 0) for (let j: usize = 0; j < 1024; j += 4) if (load<f32>(xp + j) == amax) { mx = amax; break; }
         const iscale: f32 = <f32>-127.0 / mx;
         const s = f32x4.splat(iscale);
         const lim = i32x4.splat(127);
@@ -284,17 +345,19 @@ export function q8_K_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
     i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(v0, 4), v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(i16x8.shr_u(v1, 4), v128.load8x8_s(a, 24))));
 }
 
-// sum_b d_w[b]*d_a[b]*(sum_j qw[j]*qa[j] - 8*sum_j qa[j]), one block per iteration (see dot_q4_0x4)
+// ggml_gemv/gemm_q4_0_8x8_q8_0 (Q4_0 weights with rows % 8 == 0 are repacked by llama.cpp): per block the
+// exact integer dot (the -8 offset folded out via the aux table's 8*sum(q)) fused-multiply-added with
+// d = d_w*d_a into one f32 accumulator
 @inline function dot_q4_0(w: usize, a: usize, ax: usize, nb: i32): f32 {
-  let acc = f32x4.splat(0);
+  let acc: f32 = 0;
   let cp = ax + (<usize>nb << 2), dp = ax;
   const we = w + <usize>nb * 18;
   while (w < we) {
-    const p = i32x4.sub(q4_block(w + 2, a + 2), v128.load(cp));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), f32x4.splat(h2f(load<u16>(w)) * load<f32>(dp))));
+    const s = hsum_i32x4(i32x4.sub(q4_block(w + 2, a + 2), v128.load(cp)));
+    acc = fmaf(<f32>s, h2f(load<u16>(w)) * load<f32>(dp), acc);
     w += 18; a += 34; cp += 16; dp += 4;
   }
-  return hsum_f32x4(acc);
+  return acc;
 }
 export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
@@ -322,11 +385,10 @@ export function repack_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, nb: i32): v
     }
   }
 }
-// One block per loop iteration: TurboFan hoists every load of a straight-line body to its top, so
-// unrolled bodies keep ~24 vectors live and spill; a short loop body does not. The block sums stay exact
-// integers per lane (the -8 offset is subtracted in lane 0); only the float summation order differs.
+// Same arithmetic as dot_q4_0 on the 4-block groups (one block per loop iteration: TurboFan hoists every
+// load of a straight-line body to its top, so unrolled bodies keep ~24 vectors live and spill).
 @inline function dot_q4_0x4(w: usize, a: usize, ax: usize, nb: i32): f32 {
-  let acc = f32x4.splat(0);
+  let acc: f32 = 0;
   let cp = ax + (<usize>nb << 2);
   const wid = ax + <usize>nb * 20;
   const m = i16x8.splat(0x0f);
@@ -339,57 +401,20 @@ export function repack_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, nb: i32): v
       const p = i32x4.sub(i32x4.add(
         i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), v128.load(ap)), i32x4.dot_i16x8_s(v128.and(u1, m), v128.load(ap, 16))),
         i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), v128.load(ap, 32)), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), v128.load(ap, 48)))), v128.load(cp));
-      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
+      acc = fmaf(<f32>hsum_i32x4(p), f32x4.extract_lane(dv, 0), acc);
       dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
       q += 16; ap += 64; cp += 16;
     }
     w += 72;
   }
-  return hsum_f32x4(acc);
-}
-// two Q4_0x4 rows against one activation row: the activation loads are shared
-@inline function dot2_q4_0x4(w: usize, w2: usize, ax: usize, nb: i32, y: usize): void {
-  let acc = f32x4.splat(0), acc2 = acc;
-  let cp = ax + (<usize>nb << 2);
-  const wid = ax + <usize>nb * 20;
-  const m = i16x8.splat(0x0f);
-  for (let b = 0; b < nb; b += 4) {
-    const ad = v128.load(ax + (<usize>b << 2));
-    let dv = f32x4.mul(h2f4(v128.load16x4_u(w)), ad);
-    let dv2 = f32x4.mul(h2f4(v128.load16x4_u(w2)), ad);
-    let q = w + 8, q2 = w2 + 8, ap = wid + (<usize>b << 6);
-    const qe = q + 64;
-    while (q < qe) {
-      const a0 = v128.load(ap), a1 = v128.load(ap, 16), a2 = v128.load(ap, 32), a3 = v128.load(ap, 48);
-      const c = v128.load(cp);
-      const u0 = v128.load8x8_u(q), u1 = v128.load8x8_u(q, 8);
-      const p = i32x4.sub(i32x4.add(
-        i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
-        i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3))), c);
-      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(p), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
-      const v0 = v128.load8x8_u(q2), v1 = v128.load8x8_u(q2, 8);
-      const p2 = i32x4.sub(i32x4.add(
-        i32x4.add(i32x4.dot_i16x8_s(v128.and(v0, m), a0), i32x4.dot_i16x8_s(v128.and(v1, m), a1)),
-        i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(v0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(v1, 4), a3))), c);
-      acc2 = f32x4.add(acc2, f32x4.mul(f32x4.convert_i32x4_s(p2), i32x4.shuffle(dv2, dv2, 0, 0, 0, 0)));
-      dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
-      dv2 = i32x4.shuffle(dv2, dv2, 1, 2, 3, 0);
-      q += 16; q2 += 16; ap += 64; cp += 16;
-    }
-    w += 72; w2 += 72;
-  }
-  store<f32>(y, hsum_f32x4(acc));
-  store<f32>(y, hsum_f32x4(acc2), 4);
+  return acc;
 }
 export function mm_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     for (let t = 0; t < nTok; t++) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      let r = rt;
-      // two interleaved row streams defeat the DRAM prefetch in decode; with several tokens the tile is cached
-      if (nTok > 1) for (; r + 2 <= re; r += 2) dot2_q4_0x4(w + <usize>r * ws, w + <usize>(r + 1) * ws, xt, nb, yt + (<usize>r << 2));
-      for (; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_0x4(w + <usize>r * ws, at, xt, nb));
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_0x4(w + <usize>r * ws, at, xt, nb));
     }
   }
 }
@@ -508,24 +533,25 @@ export function mm_q5_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w), v128.load8x8_s(a)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 8), v128.load8x8_s(a, 8))),
     i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 16), v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 24), v128.load8x8_s(a, 24))));
 }
+// ggml_vec_dot_q8_0_q8_0 on x86 (and tinyBLAS_Q0_AVX, same arithmetic): 8 int32 lanes per block (lane l =
+// values 4l..4l+3), each fused-multiply-added by d = d_w*d_a into its own f32 accumulator, hsum_float_8
 @inline function dot_q8_0(w: usize, a: usize, ax: usize, nb: i32): f32 {
-  let acc = f32x4.splat(0);
-  let b = 0;
-  for (; b + 4 <= nb; b += 4) {
-    let dv = f32x4.mul(h2f_4(w, 34), v128.load(ax + (<usize>b << 2)));
-    const we = w + 136;
-    while (w < we) {
-      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(q8_block(w + 2, a + 2)), i32x4.shuffle(dv, dv, 0, 0, 0, 0)));
-      dv = i32x4.shuffle(dv, dv, 1, 2, 3, 0);
-      w += 34; a += 34;
-    }
+  let c0 = f64x2.splat(0), c1 = c0, c2 = c0, c3 = c0;
+  let dp = ax;
+  const we = w + <usize>nb * 34;
+  while (w < we) {
+    const dd = f64x2.splat(<f64>(h2f(load<u16>(w)) * load<f32>(dp)));
+    const lo = f32x4.convert_i32x4_s(g4(
+      i32x4.dot_i16x8_s(v128.load8x8_s(w, 2), v128.load8x8_s(a, 2)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 10), v128.load8x8_s(a, 10))));
+    const hi = f32x4.convert_i32x4_s(g4(
+      i32x4.dot_i16x8_s(v128.load8x8_s(w, 18), v128.load8x8_s(a, 18)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 26), v128.load8x8_s(a, 26))));
+    c0 = fma2(f64x2.mul(lo_f64(lo), dd), c0);
+    c1 = fma2(f64x2.mul(hi_f64(lo), dd), c1);
+    c2 = fma2(f64x2.mul(lo_f64(hi), dd), c2);
+    c3 = fma2(f64x2.mul(hi_f64(hi), dd), c3);
+    w += 34; a += 34; dp += 4;
   }
-  let r = hsum_f32x4(acc);
-  for (; b < nb; b++) {
-    r += h2f(load<u16>(w)) * load<f32>(ax + (<usize>b << 2)) * <f32>hsum_i32x4(q8_block(w + 2, a + 2));
-    w += 34; a += 34;
-  }
-  return r;
+  return hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3));
 }
 export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
@@ -561,9 +587,11 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   const od = i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
   return hsum_i32x4(i32x4.dot_i16x8_s(i16x8.add(ev, od), i16x8.extend_high_i8x16_u(smv)));
 }
-@inline function dot_q4_K(w: usize, a: usize, ax: usize, nb: i32): f32 {
-  let acc = f32x4.splat(0);
-  let accm: f32 = 0;
+// Q4_K as llama.cpp runs repacked Q4_K weights (rows % 8 == 0): ggml_gemv_q4_K_8x8_q8_K fuses one
+// multiply-add per super-block (the whole integer sum by d = d_w*d_a, the mins' sum by dmin*d_a; result
+// acc - acc_min); ggml_gemm_q4_K_8x8_q8_K (activation rows in groups of 4) fuses one per 64 values.
+@inline function dot_q4_K(w: usize, a: usize, ax: usize, nb: i32, gemm: bool): f32 {
+  let acc: f32 = 0, accm: f32 = 0;
   const m4 = i16x8.splat(0x0f);
   const end = w + <usize>nb * 144;
   while (w < end) {
@@ -571,34 +599,50 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     const d = h2f(load<u16>(w)) * ad;
     const dmin = h2f(load<u16>(w, 2)) * ad;
     const smv = k4_scales(w + 4);
-    accm += dmin * <f32>k4_summins(smv, a);
+    // mins times the activation sums of each 32 values: lanes j = 0..3 and 4..7
+    const b0 = v128.load(a, 260), b1 = v128.load(a, 276);
+    const bs = i16x8.add(
+      i8x16.shuffle(b0, b1, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29),
+      i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31));
+    const mins = i16x8.extend_high_i8x16_u(smv);
+    const mlo = i32x4.extmul_low_i16x8_s(bs, mins), mhi = i32x4.extmul_high_i16x8_s(bs, mins);
     // sub-block scales as i32 pairs (lane 0: low nibbles' scale, lane 1: high nibbles'), rotated per step
     let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let isum = i32x4.splat(0);
     let qs = w + 16, q8 = ax;
-    const qe = qs + 128;
-    while (qs < qe) {
+    for (let j = 0; j < 4; j++) {
       const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
       const lo = dot32_w16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
       const hi = dot32_w16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 64);
-      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1))));
+      const step = i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1)));
+      if (gemm) {
+        const mv = j < 2 ? mlo : mhi;
+        const mj = (j & 1) ? i32x4.extract_lane(mv, 2) + i32x4.extract_lane(mv, 3) : i32x4.extract_lane(mv, 0) + i32x4.extract_lane(mv, 1);
+        acc = fmaf(<f32>hsum_i32x4(step), d, acc);
+        accm = fmaf(<f32>mj, dmin, accm);
+      } else isum = i32x4.add(isum, step);
       sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
       sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
       qs += 32; q8 += 128;
     }
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
+    if (!gemm) {
+      acc = fmaf(<f32>hsum_i32x4(isum), d, acc);
+      accm = fmaf(<f32>hsum_i32x4(i32x4.add(mlo, mhi)), dmin, accm);
+    }
     w += 144; a += 292; ax += 512;
   }
-  return hsum_f32x4(acc) - accm;
+  return acc - accm;
 }
-export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+// activation rows t < nGemm take the GEMM order (llama.cpp's groups of 4 rows), the rest the GEMV order
+export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, nGemm: i32): void {
   // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     for (let t = 0; t < nTok; t++) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, xt, nb));
+      if (t < nGemm) for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, xt, nb, true));
+      else for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, xt, nb, false));
     }
   }
 }
@@ -659,18 +703,24 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 @inline function dot16_u8w(u: v128, a: usize): v128 {
   return i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load(a, 16)));
 }
+// 16 unsigned bytes . 16 widened activations at a -> sums of 4 consecutive values (i32x4)
+@inline function dot16_g4(u: v128, a: usize): v128 {
+  return g4(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load(a, 16)));
+}
+// ggml_vec_dot_q6_K_q8_K (AVX2; Q6_K is not repacked): 8 int32 lanes per super-block (lane l = values
+// 4l..4l+3 of every 32, times their 16-value scale, minus 32*(sc[2l]*bsum[2l] + sc[2l+1]*bsum[2l+1])),
+// each converted to f32 and fused-multiply-added by d into its own accumulator, hsum_float_8
 @inline function dot_q6_K(w: usize, a: usize, ax: usize, nb: i32): f32 {
-  let acc = f32x4.splat(0);
+  let c0 = f64x2.splat(0), c1 = c0, c2 = c0, c3 = c0;
   const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
   const end = w + <usize>nb * 210;
   while (w < end) {
-    const d = h2f(load<u16>(w, 208)) * load<f32>(a);
-    // -32 * sum_j sc[j] * bsums[j]
+    const dd = f64x2.splat(<f64>(load<f32>(a) * h2f(load<u16>(w, 208))));
     const scv = v128.load(w, 192);
     const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
-    const off = i32x4.add(i32x4.dot_i16x8_s(s16l, v128.load(a, 260)), i32x4.dot_i16x8_s(s16h, v128.load(a, 276)));
-    let isum = i32x4.mul(off, i32x4.splat(-32));
-    // step k = (half n, l/16) uses scales 8n + l/16 + {0, 2, 4, 6}
+    let l0 = i32x4.mul(i32x4.dot_i16x8_s(s16l, v128.load(a, 260)), i32x4.splat(-32));
+    let l1 = i32x4.mul(i32x4.dot_i16x8_s(s16h, v128.load(a, 276)), i32x4.splat(-32));
+    // step k = (half n, l/16) uses scales 8n + l/16 + {0, 2, 4, 6}; even steps feed lanes 0..3, odd 4..7
     const ev = i8x16.shuffle(s16l, s16h, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29);
     const od = i8x16.shuffle(s16l, s16h, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
     let v0 = i32x4.extend_low_i16x8_s(ev), v1 = i32x4.extend_low_i16x8_s(od);
@@ -682,17 +732,23 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
       const x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
       const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30));
       const x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
-      const p = hsum4_i32(dot16_u8w(x1, q8), dot16_u8w(x2, q8 + 64), dot16_u8w(x3, q8 + 128), dot16_u8w(x4, q8 + 192));
-      isum = i32x4.add(isum, i32x4.mul(p, v0));
+      const p = i32x4.add(
+        i32x4.add(i32x4.mul(dot16_g4(x1, q8), i32x4.shuffle(v0, v0, 0, 0, 0, 0)), i32x4.mul(dot16_g4(x2, q8 + 64), i32x4.shuffle(v0, v0, 1, 1, 1, 1))),
+        i32x4.add(i32x4.mul(dot16_g4(x3, q8 + 128), i32x4.shuffle(v0, v0, 2, 2, 2, 2)), i32x4.mul(dot16_g4(x4, q8 + 192), i32x4.shuffle(v0, v0, 3, 3, 3, 3))));
+      if (k & 1) l1 = i32x4.add(l1, p); else l0 = i32x4.add(l0, p);
       const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
       // k: 0 -> (ql 0, qh 0, q8 0), 1 -> (16, 16, 16), 2 -> (64, 32, 128), 3 -> (80, 48, 144)
       const step: usize = (k & 1) ? 48 : 16;
       ql += step; qh += 16; q8 += (k & 1) ? 224 : 32;
     }
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(d)));
+    const f0 = f32x4.convert_i32x4_s(l0), f1 = f32x4.convert_i32x4_s(l1);
+    c0 = fma2(f64x2.mul(lo_f64(f0), dd), c0);
+    c1 = fma2(f64x2.mul(hi_f64(f0), dd), c1);
+    c2 = fma2(f64x2.mul(lo_f64(f1), dd), c2);
+    c3 = fma2(f64x2.mul(hi_f64(f1), dd), c3);
     w += 210; a += 292; ax += 512;
   }
-  return hsum_f32x4(acc);
+  return hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3));
 }
 export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
@@ -916,7 +972,14 @@ export function round_bf16(i0: i32, i1: i32, x: usize, y: usize): void {
   }
 }
 
-// F32 x F32, n values
+// F32 and F16 weights, in the two orders of llama.cpp's x86 build (src/backends/reference/matmul.ts):
+// - a batch (nTok >= 2, n % 16 == 0): llamafile's tinyBLAS, 16 lanes (lane l: elements l, l+16, ...)
+//   accumulated with FMA, then _mm512_reduce_add_ps;
+// - one token: ggml_vec_dot_f32/_f16, 64 lanes (4 accumulators x 16) over 64-element steps, combined
+//   as (0+2)+(1+3), reduce_add, then the tail (f32 for F32, double for F16).
+// F16 x f16-rounded activations: the products are exact in f32, so FMA = an f32 add of the product.
+
+// plain f32 dot (two f32x4 accumulators): the attention kernel's K.Q on an f32 copy of the keys
 @inline function dot_f32(w: usize, a: usize, n: i32): f32 {
   let s0 = f32x4.splat(0), s1 = f32x4.splat(0);
   let i = 0;
@@ -929,38 +992,93 @@ export function round_bf16(i0: i32, i1: i32, x: usize, y: usize): void {
   for (; i < n; i++) s += load<f32>(w + (<usize>i << 2)) * load<f32>(a + (<usize>i << 2));
   return s;
 }
-export function mm_f32(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, n: i32): void {
+
+@inline function f16x4(w: usize): v128 { return h2f4_finite(v128.load16x4_u(w)); }
+
+@inline function dot_f16_tiny(w: usize, a: usize, n: i32): f32 {
+  let l0 = f32x4.splat(0), l1 = l0, l2 = l0, l3 = l0;
+  for (let i = 0; i < n; i += 16) {
+    const wp = w + (<usize>i << 1), ap = a + (<usize>i << 2);
+    l0 = f32x4.add(l0, f32x4.mul(f16x4(wp), v128.load(ap)));
+    l1 = f32x4.add(l1, f32x4.mul(f16x4(wp + 8), v128.load(ap, 16)));
+    l2 = f32x4.add(l2, f32x4.mul(f16x4(wp + 16), v128.load(ap, 32)));
+    l3 = f32x4.add(l3, f32x4.mul(f16x4(wp + 24), v128.load(ap, 48)));
+  }
+  return reduce_add_16(l0, l1, l2, l3);
+}
+// lanes 4q..4q+3 of ggml_vec_dot_f16's 16 combined lanes: accumulators 4q.., 16+4q.., 32+4q.., 48+4q..
+@inline function f16_vec_lanes(w: usize, a: usize, np: i32, q: usize): v128 {
+  let s0 = f32x4.splat(0), s1 = s0, s2 = s0, s3 = s0;
+  for (let i = 0; i < np; i += 64) {
+    const wp = w + (<usize>i << 1) + (q << 3), ap = a + (<usize>i << 2) + (q << 4);
+    s0 = f32x4.add(s0, f32x4.mul(f16x4(wp), v128.load(ap)));
+    s1 = f32x4.add(s1, f32x4.mul(f16x4(wp + 32), v128.load(ap, 64)));
+    s2 = f32x4.add(s2, f32x4.mul(f16x4(wp + 64), v128.load(ap, 128)));
+    s3 = f32x4.add(s3, f32x4.mul(f16x4(wp + 96), v128.load(ap, 192)));
+  }
+  return f32x4.add(f32x4.add(s0, s2), f32x4.add(s1, s3));
+}
+@inline function dot_f16_vec(w: usize, a: usize, n: i32): f32 {
+  const np = n & ~63;
+  let s = <f64>reduce_add_16(f16_vec_lanes(w, a, np, 0), f16_vec_lanes(w, a, np, 1), f16_vec_lanes(w, a, np, 2), f16_vec_lanes(w, a, np, 3));
+  for (let i = np; i < n; i++) s += <f64>(h2f(load<u16>(w + (<usize>i << 1))) * load<f32>(a + (<usize>i << 2)));
+  return <f32>s;
+}
+export function mm_f16(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, n: i32): void {
+  const tiny = nTok >= 2 && (n & 15) == 0;
   // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     for (let t = 0; t < nTok; t++) {
       const at = a + <usize>t * as, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_f32(w + <usize>r * ws, at, n));
+      if (tiny) for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_f16_tiny(w + <usize>r * ws, at, n));
+      else for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_f16_vec(w + <usize>r * ws, at, n));
     }
   }
 }
-// F16 weights (finite: inf/nan weights are not supported) x f32 activations (already rounded through f16
-// by round_f16 as ggml does), n values
-@inline function dot_f16(w: usize, a: usize, n: i32): f32 {
-  let s0 = f32x4.splat(0), s1 = f32x4.splat(0);
-  let i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const h = v128.load(w + (<usize>i << 1));
+
+// two fused lanes of an F32 dot: c += w[0..1] * a[0..1]
+@inline function fma2_f32(w: usize, a: usize, c: v128): v128 {
+  return fma2(f64x2.mul(f64x2.promote_low_f32x4(v128.load64_zero(w)), f64x2.promote_low_f32x4(v128.load64_zero(a))), c);
+}
+@inline function dot_f32_tiny(w: usize, a: usize, n: i32): f32 {
+  let c0 = f64x2.splat(0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+  for (let i = 0; i < n; i += 16) {
     const o = <usize>i << 2;
-    s0 = f32x4.add(s0, f32x4.mul(h2f4_finite(i32x4.extend_low_i16x8_u(h)), v128.load(a + o)));
-    s1 = f32x4.add(s1, f32x4.mul(h2f4_finite(i32x4.extend_high_i16x8_u(h)), v128.load(a + o, 16)));
+    c0 = fma2_f32(w + o, a + o, c0); c1 = fma2_f32(w + o + 8, a + o + 8, c1);
+    c2 = fma2_f32(w + o + 16, a + o + 16, c2); c3 = fma2_f32(w + o + 24, a + o + 24, c3);
+    c4 = fma2_f32(w + o + 32, a + o + 32, c4); c5 = fma2_f32(w + o + 40, a + o + 40, c5);
+    c6 = fma2_f32(w + o + 48, a + o + 48, c6); c7 = fma2_f32(w + o + 56, a + o + 56, c7);
   }
-  let s = hsum_f32x4(f32x4.add(s0, s1));
-  for (; i < n; i++) s += h2f(load<u16>(w + (<usize>i << 1))) * load<f32>(a + (<usize>i << 2));
+  return reduce_add_16(f32x4_of(c0, c1), f32x4_of(c2, c3), f32x4_of(c4, c5), f32x4_of(c6, c7));
+}
+// lanes 2q, 2q+1 of ggml_vec_dot_f32's 16 combined lanes (as f32 in an f64x2)
+@inline function f32_vec_lanes(w: usize, a: usize, np: i32, q: usize): v128 {
+  let s0 = f64x2.splat(0), s1 = s0, s2 = s0, s3 = s0;
+  for (let i = 0; i < np; i += 64) {
+    const o = (<usize>i << 2) + (q << 3);
+    s0 = fma2_f32(w + o, a + o, s0); s1 = fma2_f32(w + o + 64, a + o + 64, s1);
+    s2 = fma2_f32(w + o + 128, a + o + 128, s2); s3 = fma2_f32(w + o + 192, a + o + 192, s3);
+  }
+  const f0 = f32x4.demote_f64x2_zero(s0), f1 = f32x4.demote_f64x2_zero(s1), f2 = f32x4.demote_f64x2_zero(s2), f3 = f32x4.demote_f64x2_zero(s3);
+  return f64x2.promote_low_f32x4(f32x4.add(f32x4.add(f0, f2), f32x4.add(f1, f3)));
+}
+@inline function dot_f32_vec(w: usize, a: usize, n: i32): f32 {
+  const np = n & ~63;
+  let s = reduce_add_16(
+    f32x4_of(f32_vec_lanes(w, a, np, 0), f32_vec_lanes(w, a, np, 1)), f32x4_of(f32_vec_lanes(w, a, np, 2), f32_vec_lanes(w, a, np, 3)),
+    f32x4_of(f32_vec_lanes(w, a, np, 4), f32_vec_lanes(w, a, np, 5)), f32x4_of(f32_vec_lanes(w, a, np, 6), f32_vec_lanes(w, a, np, 7)));
+  for (let i = np; i < n; i++) s += load<f32>(w + (<usize>i << 2)) * load<f32>(a + (<usize>i << 2));
   return s;
 }
-export function mm_f16(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, n: i32): void {
-  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+export function mm_f32(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, n: i32): void {
+  const tiny = nTok >= 2 && (n & 15) == 0;
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     for (let t = 0; t < nTok; t++) {
       const at = a + <usize>t * as, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_f16(w + <usize>r * ws, at, n));
+      if (tiny) for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_f32_tiny(w + <usize>r * ws, at, n));
+      else for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_f32_vec(w + <usize>r * ws, at, n));
     }
   }
 }
@@ -972,16 +1090,9 @@ export function mm_f16(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usiz
 export function rms_norm(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: usize, n: i32, eps: f32, w: usize): void {
   for (let r = r0; r < r1; r++) {
     const xp = x + <usize>r * xs, yp = y + <usize>r * ys;
-    let s0 = f64x2.splat(0), s1 = f64x2.splat(0);
+    // ggml_compute_forward_rms_norm: the f32 squares summed in double, in order (an f64 sum can round)
+    let sum: f64 = 0;
     let i = 0;
-    for (; i + 4 <= n; i += 4) {
-      const v = v128.load(xp + (<usize>i << 2));
-      const sq = f32x4.mul(v, v);
-      s0 = f64x2.add(s0, f64x2.promote_low_f32x4(sq));
-      s1 = f64x2.add(s1, f64x2.promote_low_f32x4(i32x4.shuffle(sq, sq, 2, 3, 0, 1)));
-    }
-    const t = f64x2.add(s0, s1);
-    let sum = f64x2.extract_lane(t, 0) + f64x2.extract_lane(t, 1);
     for (; i < n; i++) { const v = load<f32>(xp + (<usize>i << 2)); sum += <f64>(v * v); }
     const mean = <f32>(sum / <f64>n);
     const scale: f32 = <f32>1.0 / Mathf.sqrt(mean + eps);

@@ -58,8 +58,13 @@ const EXACT_ATTENTION = false;
  * weight type, weight row count and batch? Otherwise the reference kernel runs on the same memory.
  */
 function exactMatmul(wt: number, rows: number, nTok: number): boolean {
-  void wt; void rows; void nTok;
-  return false;
+  void nTok;
+  switch (wt) {
+    case GgmlType.F32: case GgmlType.F16: case GgmlType.Q8_0: case GgmlType.Q6_K: return true;
+    // repacked by llama.cpp (GEMV/GEMM orders) only with rows % 8 == 0; otherwise the AVX2 vec_dot
+    case GgmlType.Q4_0: case GgmlType.Q4_K: return rows % 8 === 0;
+    default: return false;
+  }
 }
 
 export interface CpuDeviceOptions extends CpuRuntimeOptions {}

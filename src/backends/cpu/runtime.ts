@@ -106,6 +106,14 @@ export function weightRowBytes(wtype: number, cols: number): number {
   return (cols / k.block) * k.bytes;
 }
 
+/**
+ * Activation rows that llama.cpp's repacked Q4_K path (weights with rows % 8 == 0) computes with its
+ * GEMM kernel (groups of 4 rows, own Q8_K tie rule) rather than the GEMV; 0 for every other type.
+ */
+export function q4KGemmRows(wtype: number, rows: number, nTokens: number): number {
+  return wtype === GgmlType.Q4_K && rows % 8 === 0 ? nTokens - (nTokens % 4) : 0;
+}
+
 function attnScratchBytes(nTokens: number, nKvHead: number, headDim: number, gqa: number, hsplit: number): number {
   const items = Math.ceil(nTokens / ATT_TILE) * nKvHead * hsplit;
   return items * (5 * headDim + 8 * ATT_TILE * Math.ceil(gqa / hsplit)) * 4;
@@ -506,7 +514,7 @@ class Runtime implements CpuRuntime {
     this.dispatch(KERNEL_INDEX[name], n, align, work, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13]);
   }
 
-  quantize(vtype: number, x: number, cols: number, nRows: number, y: number, xStride = cols * 4): void {
+  quantize(vtype: number, x: number, cols: number, nRows: number, y: number, xStride = cols * 4, tieRows = 0): void {
     const ys = activationRowBytes(vtype, cols);
     const work = cols * nRows * 4;
     switch (vtype) {
@@ -518,7 +526,7 @@ class Runtime implements CpuRuntime {
         return this.dispatch(KERNEL_INDEX.quantize_q8_1, nRows, 1, work, x, xStride, y, ys, cols);
       case GgmlType.Q8_K:
         if (cols % 256) throw new CpuRuntimeError('BAD_SHAPE', `Q8_K rows need a multiple of 256 values, got ${cols}`);
-        return this.dispatch(KERNEL_INDEX.quantize_q8_K, nRows, 1, work, x, xStride, y, ys, cols);
+        return this.dispatch(KERNEL_INDEX.quantize_q8_K, nRows, 1, work, x, xStride, y, ys, cols, tieRows);
       case GgmlType.F16:
         if (xStride === cols * 4) return this.dispatch(KERNEL_INDEX.round_f16, cols * nRows, 16, work, x, y);
         for (let r = 0; r < nRows; r++) this.dispatch(KERNEL_INDEX.round_f16, cols, 16, cols * 4, x + r * xStride, y + r * ys);
@@ -532,7 +540,7 @@ class Runtime implements CpuRuntime {
     }
   }
 
-  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride = rows * 4, aStride = -1): void {
+  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride = rows * 4, aStride = -1, nGemm = q4KGemmRows(wtype, rows, nTokens)): void {
     const k = WEIGHT_KERNELS[wtype];
     if (!k) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cpu matmul does not support weight type ${ggmlTypeName(wtype)}`);
     const ws = weightRowBytes(wtype, cols);
@@ -547,7 +555,7 @@ class Runtime implements CpuRuntime {
       const auxKernel = vt === GgmlType.Q8_1 ? KERNEL_INDEX.q8_1_aux : vt === GgmlType.Q8_K ? KERNEL_INDEX.q8_K_aux : KERNEL_INDEX.q8_0_aux;
       this.dispatch(auxKernel, nTokens, 1, nTokens * cols, a, as, ax, axs, nb);
     }
-    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs);
+    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs, nGemm);
   }
 
   repackWeights(wtype: number, w: number, rows: number, cols: number): number {
@@ -564,8 +572,9 @@ class Runtime implements CpuRuntime {
     if (vtype === GgmlType.F32) return this.matmulQ(wtype, w, rows, cols, x, nTokens, y, yStride, xStride);
     weightRowBytes(wtype, cols);
     const a = this.ensureScratch(activationRowBytes(vtype, cols) * nTokens);
-    this.quantize(vtype, x, cols, nTokens, a, xStride);
-    this.matmulQ(wtype, w, rows, cols, a, nTokens, y, yStride);
+    const nGemm = q4KGemmRows(wtype, rows, nTokens);
+    this.quantize(vtype, x, cols, nTokens, a, xStride, nGemm);
+    this.matmulQ(wtype, w, rows, cols, a, nTokens, y, yStride, -1, nGemm);
   }
 
   rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight = 0): void {
