@@ -1202,6 +1202,8 @@ export function softmax(r0: i32, r1: i32, x: usize, xs: usize, y: usize, ys: usi
 // RoPE in place. Rows r = token * nHead + head; the row of token t, head h is at x + t*ts + h*hs.
 // cs: per token nDims/2 pairs (cos, sin) (computed on the TypeScript side), 4*nDims bytes per token.
 // neox = 0: rotate pairs (x[2i], x[2i+1]); neox = 1: rotate (x[i], x[i + nDims/2]).
+// ggml's rotate_pairs as GCC contracts it: x0*cos - x1*sin = fma(x0, cos, -(x1*sin)), x0*sin + x1*cos =
+// fma(x0, sin, x1*cos); the table holds glibc's cosf/sinf (computed by the runtime)
 export function rope(r0: i32, r1: i32, x: usize, ts: usize, hs: usize, nHead: i32, nDims: i32, cs: usize, neox: i32): void {
   const half = nDims >> 1;
   for (let r = r0; r < r1; r++) {
@@ -1213,38 +1215,62 @@ export function rope(r0: i32, r1: i32, x: usize, ts: usize, hs: usize, nHead: i3
         const co = load<f32>(c + (<usize>i << 3)), si = load<f32>(c + (<usize>i << 3), 4);
         const p0 = xp + (<usize>i << 2), p1 = xp + (<usize>(i + half) << 2);
         const a = load<f32>(p0), b = load<f32>(p1);
-        store<f32>(p0, a * co - b * si);
-        store<f32>(p1, a * si + b * co);
+        store<f32>(p0, fmaf(a, co, -(b * si)));
+        store<f32>(p1, fmaf(a, si, b * co));
       }
     } else {
       for (let i = 0; i < half; i++) {
         const co = load<f32>(c + (<usize>i << 3)), si = load<f32>(c + (<usize>i << 3), 4);
         const p = xp + (<usize>i << 3);
         const a = load<f32>(p), b = load<f32>(p, 4);
-        store<f32>(p, a * co - b * si);
-        store<f32>(p, a * si + b * co, 4);
+        store<f32>(p, fmaf(a, co, -(b * si)));
+        store<f32>(p, fmaf(a, si, b * co), 4);
       }
     }
   }
 }
 
+// ggml_v_expf (AVX-512 build) on two f32 values held as f64x2: its polynomial of fused multiply-adds,
+// each fmaf emulated (fma2), then _mm512_scalef_ps (j * 2^n, one rounding); |n| > 192 saturates
+@inline function fma2v(a: v128, b: v128, c: v128): v128 { return fma2(f64x2.mul(a, b), c); }
+@inline function round2(v: v128): v128 { return f64x2.promote_low_f32x4(f32x4.demote_f64x2_zero(v)); }
+@inline function expf_v2(x: v128): v128 {
+  const R = f64x2.splat(12582912);
+  const z = fma2v(x, f64x2.splat(<f64>reinterpret<f32>(0x3fb8aa3b)), R); // log2(e) 0x1.715476p+0
+  const n = round2(f64x2.sub(z, R));
+  const nn = f64x2.neg(n);
+  const b = fma2v(nn, f64x2.splat(<f64>reinterpret<f32>(0x35bfbe8e)), fma2v(nn, f64x2.splat(<f64>reinterpret<f32>(0x3f317200)), x)); // ln2 lo, hi
+  const u = round2(f64x2.mul(b, b));
+  const j = fma2v(
+    fma2v(fma2v(f64x2.splat(<f64>reinterpret<f32>(0x3c072010)), b, f64x2.splat(<f64>reinterpret<f32>(0x3d2b9f17))), u,
+      fma2v(f64x2.splat(<f64>reinterpret<f32>(0x3e2aaf33)), b, f64x2.splat(<f64>reinterpret<f32>(0x3efffedb)))), u,
+    fma2v(f64x2.splat(<f64>reinterpret<f32>(0x3f7ffff6)), b, f64x2.splat(1)));
+  // 2^n as f64 (exact for |n| <= 192), the product rounded once to f32
+  const ni = i64x2.extend_low_i32x4_s(i32x4.trunc_sat_f64x2_s_zero(f64x2.min(f64x2.max(n, f64x2.splat(-200)), f64x2.splat(200))));
+  const p2 = i64x2.shl(i64x2.add(ni, i64x2.splat(1023)), 52);
+  let r = round2(f64x2.mul(j, p2));
+  r = v128.bitselect(f64x2.splat(Infinity), r, f64x2.gt(n, f64x2.splat(192)));
+  return v128.bitselect(f64x2.splat(0), r, f64x2.lt(n, f64x2.splat(-192)));
+}
+// silu as ggml_vec_swiglu_f32 / ggml_vec_silu_f32 (AVX-512): x / (1 + v_expf(-x)), in f32
+@inline function silu4(v: v128): v128 {
+  const nv = f32x4.neg(v);
+  const e = f32x4_of(expf_v2(lo_f64(nv)), expf_v2(hi_f64(nv)));
+  return f32x4.div(v, f32x4.add(f32x4.splat(1), e));
+}
+@inline function silu1(v: f32): f32 { return f32x4.extract_lane(silu4(f32x4.splat(v)), 0); }
+
 // element ranges [i0, i1)
 export function silu(i0: i32, i1: i32, x: usize, y: usize): void {
   let i = i0;
-  for (; i + 4 <= i1; i += 4) {
-    const o = <usize>i << 2; const v = v128.load(x + o);
-    v128.store(y + o, f32x4.div(v, f32x4.add(f32x4.splat(1), exp4(f32x4.neg(v)))));
-  }
-  for (; i < i1; i++) { const o = <usize>i << 2; const v = load<f32>(x + o); store<f32>(y + o, v / (1 + exp1(-v))); }
+  for (; i + 4 <= i1; i += 4) { const o = <usize>i << 2; v128.store(y + o, silu4(v128.load(x + o))); }
+  for (; i < i1; i++) { const o = <usize>i << 2; store<f32>(y + o, silu1(load<f32>(x + o))); }
 }
 // y = silu(g) * u  (SwiGLU)
 export function silu_mul(i0: i32, i1: i32, g: usize, u: usize, y: usize): void {
   let i = i0;
-  for (; i + 4 <= i1; i += 4) {
-    const o = <usize>i << 2; const v = v128.load(g + o);
-    v128.store(y + o, f32x4.mul(f32x4.div(v, f32x4.add(f32x4.splat(1), exp4(f32x4.neg(v)))), v128.load(u + o)));
-  }
-  for (; i < i1; i++) { const o = <usize>i << 2; const v = load<f32>(g + o); store<f32>(y + o, v / (1 + exp1(-v)) * load<f32>(u + o)); }
+  for (; i + 4 <= i1; i += 4) { const o = <usize>i << 2; v128.store(y + o, f32x4.mul(silu4(v128.load(g + o)), v128.load(u + o))); }
+  for (; i < i1; i++) { const o = <usize>i << 2; store<f32>(y + o, silu1(load<f32>(g + o)) * load<f32>(u + o)); }
 }
 // gelu, tanh approximation as ggml: 0.5x(1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2)))
 export function gelu(i0: i32, i1: i32, x: usize, y: usize): void {

@@ -50,7 +50,7 @@ function cpuBufferType(rt: CpuRuntime): BufferType {
 const F32 = GgmlType.F32;
 const typeId = (t: TensorDesc) => (typeof t.dtype === 'number' ? t.dtype : t.dtype === 'f16' ? GgmlType.F16 : F32);
 const matmulTypes = new Set(MATMUL_TYPES);
-const EXACT_ROPE = false;
+const EXACT_ROPE = true;
 const EXACT_ATTENTION = false;
 
 /**
@@ -105,7 +105,7 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
         return true;
       }
       case 'scale': rt.scale(p(0), y, n, t.params.scale as number); return true;
-      case 'swiglu': return false; // ggml_v_expf's FMA polynomial: reference until the kernel reproduces it
+      case 'swiglu': rt.siluMul(p(0), p(1), y, n); return true;
       case 'view_cols': {
         const w = t.shape[0]!, srcW = src(0).shape[0]!, off = t.params.offset as number;
         for (let r = 0; r < n / w; r++) rt.copy(p(0) + 4 * (r * srcW + off), y + 4 * r * w, 4 * w);
@@ -122,13 +122,14 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
         return true;
       }
       case 'rope': {
-        if (!EXACT_ROPE || t.src.length > 2) return false; // glibc sinf/cosf + fused rotation: reference for now
+        if (!EXACT_ROPE) return false;
         const pp = t.params;
         const nTok = t.shape[1]!, rowLen = t.shape[0]!;
         rt.copy(p(0), y, 4 * n);
         rt.rope({
           x: y, nTokens: nTok, nHead: rowLen / (pp.headDim as number), headDim: pp.headDim as number, nDims: pp.nDims as number,
           positions: i32(at(t.src[1]!), nTok), freqBase: pp.freqBase as number, freqScale: pp.freqScale as number, neox: !!pp.neox,
+          freqFactors: t.src.length > 2 ? rt.f32(p(2), (pp.nDims as number) / 2) : undefined,
         });
         return true;
       }

@@ -5,6 +5,7 @@
 import { GgmlType, ggmlTypeInfo, ggmlTypeName } from '../../gguf/ggml-types.js';
 import { CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_INDEX, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceEnd, sliceStart, type KernelExports, type KernelFn, type KernelName } from './ops.js';
 import { dequantizer } from '../../quant/index.js';
+import { cosf, sinf } from '../reference/libm.js';
 import { compileKernels } from './wasm.js';
 import type { WorkerInit } from './worker-core.js';
 import { availableCores, defaultSpawner, type SpawnWorker, type WorkerHandle } from './workers.js';
@@ -607,8 +608,9 @@ class Runtime implements CpuRuntime {
       const o = tb + i * nDims;
       for (let j = 0; j < nDims / 2; j++) {
         const th = Math.fround(fs * (ff ? Math.fround(theta / ff[j]!) : theta));
-        t[o + 2 * j] = Math.fround(Math.cos(th)) * ms;
-        t[o + 2 * j + 1] = Math.fround(Math.sin(th)) * ms;
+        // glibc's cosf/sinf as ggml's rope cache calls them (not correctly rounded: the bits matter)
+        t[o + 2 * j] = cosf(th) * ms;
+        t[o + 2 * j + 1] = sinf(th) * ms;
         theta = Math.fround(theta * thetaScale);
       }
     }
