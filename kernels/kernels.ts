@@ -1443,3 +1443,103 @@ export function attn_f16(r0: i32, r1: i32, pp: usize): void {
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Attention with ggml's non-flash numerics (what llama.cpp's x86 build runs for an f16 KV cache, bit for
+// bit; src/backends/reference/ops.ts attention is the same in TypeScript): Q rounded to f16; K.Q as an
+// f16 mul_mat (tinyBLAS 16 lanes for a batch, ggml_vec_dot_f16 for one token); scores times the scale
+// in f32; softmax with ggml_v_expf, f32 sums of 16-slot chunks added in double; the weights rounded to
+// f16; V.softmax over the cache positions in the same dot order (lane = position & 15, or & 63 for one
+// token, then the same reductions). Positions outside [window start, own position] weigh 0 and are
+// skipped: adding a zero product leaves every lane unchanged.
+// One work item = (query token, head). Params (i32 slots at pp): q, qStride, k, v, kvStride, out,
+// outStride, nHead, gqa, headDim, scale (f32), window, positions, scratch, scratch bytes per thread,
+// items per thread, batch (1: tinyBLAS order).
+export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
+  const q = <usize>load<i32>(pp), qs = <usize>load<i32>(pp, 4), k = <usize>load<i32>(pp, 8), v = <usize>load<i32>(pp, 12);
+  const kvs = <usize>load<i32>(pp, 16), o = <usize>load<i32>(pp, 20), os = <usize>load<i32>(pp, 24);
+  const nHead = load<i32>(pp, 28), gqa = load<i32>(pp, 32), hd = load<i32>(pp, 36);
+  const scale = load<f32>(pp, 40), window = load<i32>(pp, 44), pos = <usize>load<i32>(pp, 48);
+  const slice = load<i32>(pp, 60), batch = load<i32>(pp, 64) != 0;
+  // this thread's scratch: q rounded to f16 (hd), V lane accumulators (64 x hd), then scores
+  const scr = <usize>load<i32>(pp, 52) + <usize>(r0 / slice) * <usize>load<i32>(pp, 56);
+  const qh = scr, acc = scr + (<usize>hd << 2), sc = acc + (<usize>hd << 8);
+  const lanes: i32 = batch ? 16 : 64;
+  const hb = <usize>hd << 2;
+  for (let r = r0; r < r1; r++) {
+    const t = r / nHead, h = r - t * nHead;
+    const kvo = <usize>(h / gqa) * (<usize>hd << 1);
+    const p0 = load<i32>(pos + (<usize>t << 2));
+    const lo = window > 0 ? max(0, p0 - window + 1) : 0;
+    const qp = q + <usize>t * qs + <usize>h * hb;
+    for (let i = 0; i < hd; i++) store<f32>(qh + (<usize>i << 2), h2f(f2h(load<f32>(qp + (<usize>i << 2)))));
+    let mx = -Infinity;
+    for (let j = lo; j <= p0; j++) {
+      const kp = k + <usize>j * kvs + kvo;
+      const s = (batch ? dot_f16_tiny(kp, qh, hd) : dot_f16_vec(kp, qh, hd)) * scale;
+      store<f32>(sc + (<usize>j << 2), s);
+      if (s > mx) mx = <f32>s;
+    }
+    // softmax: chunks of 16 slots of the (padded) KV view, aligned to 16
+    let sum: f64 = 0;
+    const mv = f32x4.splat(<f32>mx);
+    for (let c = lo & ~15; c <= p0; c += 16) {
+      let e0 = f32x4.splat(0), e1 = e0, e2 = e0, e3 = e0;
+      for (let g = 0; g < 4; g++) {
+        const base = c + 4 * g;
+        const x = f32x4.sub(v128.load(sc + (<usize>base << 2)), mv);
+        let e = f32x4_of(expf_v2(lo_f64(x)), expf_v2(hi_f64(x)));
+        // slots outside [lo, p0] are exp(-inf) = 0
+        const idx = i32x4.add(i32x4.splat(base), i32x4(0, 1, 2, 3));
+        e = v128.and(e, v128.and(i32x4.ge_s(idx, i32x4.splat(lo)), i32x4.le_s(idx, i32x4.splat(p0))));
+        v128.store(sc + (<usize>base << 2), e);
+        if (g == 0) e0 = e; else if (g == 1) e1 = e; else if (g == 2) e2 = e; else e3 = e;
+      }
+      sum += <f64>reduce_add_16(e0, e1, e2, e3);
+    }
+    const inv = <f32>(1.0 / sum);
+    for (let j = lo; j <= p0; j++) {
+      const sp = sc + (<usize>j << 2);
+      store<f32>(sp, h2f(f2h(load<f32>(sp) * inv)));
+    }
+    // V . weights: lane accumulators acc[l][0..hd), l = position % lanes
+    for (let i: usize = 0; i < <usize>(lanes * hd); i += 4) v128.store(acc + (i << 2), f32x4.splat(0));
+    for (let j = lo; j <= p0; j++) {
+      const wv = f32x4.splat(load<f32>(sc + (<usize>j << 2)));
+      const vp = v + <usize>j * kvs + kvo, ap = acc + <usize>(j & (lanes - 1)) * hb;
+      let i = 0;
+      for (; i + 4 <= hd; i += 4) {
+        const aa = ap + (<usize>i << 2);
+        v128.store(aa, f32x4.add(v128.load(aa), f32x4.mul(wv, h2f4_finite(v128.load16x4_u(vp + (<usize>i << 1))))));
+      }
+      for (; i < hd; i++) {
+        const aa = ap + (<usize>i << 2);
+        store<f32>(aa, load<f32>(aa) + load<f32>(sc + (<usize>j << 2)) * h2f(load<u16>(vp + (<usize>i << 1))));
+      }
+    }
+    const op = o + <usize>t * os + <usize>h * hb;
+    for (let i = 0; i < hd; i++) {
+      const e = <usize>i << 2;
+      // lanes (a vector of 4 positions' accumulators of dim i, gathered)
+      let l0: v128, l1: v128, l2: v128, l3: v128;
+      if (batch) {
+        l0 = gather4(acc + e, hb, 0); l1 = gather4(acc + e, hb, 4); l2 = gather4(acc + e, hb, 8); l3 = gather4(acc + e, hb, 12);
+      } else {
+        // ggml_vec_dot_f16: lane l = (acc[l] + acc[32+l]) + (acc[16+l] + acc[48+l])
+        l0 = vec_lanes(acc + e, hb, 0); l1 = vec_lanes(acc + e, hb, 4); l2 = vec_lanes(acc + e, hb, 8); l3 = vec_lanes(acc + e, hb, 12);
+      }
+      store<f32>(op + e, reduce_add_16(l0, l1, l2, l3));
+    }
+  }
+}
+// the f32 at p + (l0 + 0..3) * stride as a vector
+@inline function gather4(p: usize, stride: usize, l0: i32): v128 {
+  const b = p + <usize>l0 * stride;
+  let r = f32x4.splat(load<f32>(b));
+  r = f32x4.replace_lane(r, 1, load<f32>(b + stride));
+  r = f32x4.replace_lane(r, 2, load<f32>(b + 2 * stride));
+  return f32x4.replace_lane(r, 3, load<f32>(b + 3 * stride));
+}
+@inline function vec_lanes(p: usize, stride: usize, l0: i32): v128 {
+  return f32x4.add(f32x4.add(gather4(p, stride, l0), gather4(p, stride, l0 + 32)), f32x4.add(gather4(p, stride, l0 + 16), gather4(p, stride, l0 + 48)));
+}

@@ -51,7 +51,7 @@ const F32 = GgmlType.F32;
 const typeId = (t: TensorDesc) => (typeof t.dtype === 'number' ? t.dtype : t.dtype === 'f16' ? GgmlType.F16 : F32);
 const matmulTypes = new Set(MATMUL_TYPES);
 const EXACT_ROPE = true;
-const EXACT_ATTENTION = false;
+const EXACT_ATTENTION = true;
 
 /**
  * Does the WASM kernel reproduce ggml's float order (src/backends/reference/matmul.ts) for this
@@ -136,12 +136,15 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
       case 'attention': {
         const pp = t.params;
         const kc = src(1);
-        if (!EXACT_ATTENTION || kc.dtype !== 'f16' || (pp.softcap as number) > 0 || (pp.window as number) > 0 || pp.headDimK !== pp.headDimV) return false;
+        const hd = pp.headDimK as number;
+        if (!EXACT_ATTENTION || kc.dtype !== 'f16' || (pp.softcap as number) > 0 || hd !== pp.headDimV || hd % 16) return false;
         const nTok = t.shape[1]!;
         const pos = i32(at(t.src[3]!), nTok);
-        rt.attention({
+        let maxPos = 0;
+        for (let i = 0; i < nTok; i++) if (pos[i]! > maxPos) maxPos = pos[i]!;
+        rt.attentionGgml({
           q: p(0), k: p(1), v: p(2), out: y, nTokens: nTok, nHead: pp.nHead as number, nKvHead: pp.nHeadKv as number,
-          headDim: pp.headDimK as number, kvBase: pos[0]!, scale: pp.scale as number,
+          headDim: hd, scale: pp.scale as number, positions: p(3), maxPos, window: pp.window as number,
         });
         return true;
       }

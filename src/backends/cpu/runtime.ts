@@ -120,6 +120,11 @@ function attnScratchBytes(nTokens: number, nKvHead: number, headDim: number, gqa
   return items * (5 * headDim + 8 * ATT_TILE * Math.ceil(gqa / hsplit)) * 4;
 }
 
+/** attn_ggml's scratch per thread: q (headDim), 64 V lane rows (64*headDim), scores (positions + a chunk of 16) */
+export function ggmlAttnScratchBytes(headDim: number, maxPos: number): number {
+  return alignUp((65 * headDim + maxPos + 1 + 32) * 4, 64);
+}
+
 function rowBytesOf(type: number, cols: number): number {
   const t = ggmlTypeInfo(type);
   if (!t) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `unknown ggml type ${type}`);
@@ -155,6 +160,26 @@ export interface AttentionArgs {
   maskF16?: boolean;
   /** kv positions covered by the mask (required with mask) */
   nKv?: number;
+}
+
+/** Attention with ggml's non-flash numerics (see kernels/kernels.ts attn_ggml), f16 caches. */
+export interface GgmlAttentionArgs {
+  /** f32 queries, token t head h at q + t*nHead*headDim*4 + h*headDim*4; output likewise */
+  q: number;
+  k: number;
+  v: number;
+  out: number;
+  nTokens: number;
+  nHead: number;
+  nKvHead: number;
+  headDim: number;
+  scale: number;
+  /** i32 position of each query token (in the memory); token t sees cache slots [window start, pos[t]] */
+  positions: number;
+  /** the largest position (sizes the scratch) */
+  maxPos: number;
+  /** sliding window (0: none) */
+  window: number;
 }
 
 export interface RopeArgs {
@@ -248,6 +273,8 @@ export interface CpuRuntime {
   f32ToF16(x: number, y: number, n: number): void;
   f16ToF32(x: number, y: number, n: number): void;
   attention(args: AttentionArgs): void;
+  /** attention as llama.cpp's CPU backend computes it without flash attention, bit for bit */
+  attentionGgml(args: GgmlAttentionArgs): void;
   /** out[i] = row ids[i] of a (rows x cols) table of type wtype (any ggml type src/quant dequantizes, or a CpuLayout), as f32 */
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void;
   /** copies `bytes` bytes (regions may overlap) */
@@ -664,6 +691,24 @@ class Runtime implements CpuRuntime {
     i32[b + 16] = p.nKv ?? 0; i32[b + 17] = p.maskF16 ? 1 : 0;
     if (p.mask && !(p.nKv! > 0)) throw new CpuRuntimeError('BAD_SHAPE', 'attention with a mask needs nKv');
     this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, pp);
+  }
+
+  attentionGgml(p: GgmlAttentionArgs): void {
+    const { nTokens, nHead, nKvHead, headDim } = p;
+    if (nHead % nKvHead) throw new CpuRuntimeError('BAD_SHAPE', `${nHead} heads do not share ${nKvHead} kv heads evenly`);
+    const items = nTokens * nHead;
+    const work = items * headDim * (p.maxPos + 1) * 4;
+    const threads = work < this.minWork ? 1 : this.threads;
+    const slice = Math.ceil(items / threads);
+    const perThread = ggmlAttnScratchBytes(headDim, p.maxPos);
+    const scr = this.ensureAttnScratch(perThread * this.threads);
+    const pp = this.ensureParams();
+    const i32 = this.heapI32(), f32 = this.heapF32(), b = pp >> 2;
+    i32[b] = p.q; i32[b + 1] = nHead * headDim * 4; i32[b + 2] = p.k; i32[b + 3] = p.v; i32[b + 4] = nKvHead * headDim * 2;
+    i32[b + 5] = p.out; i32[b + 6] = nHead * headDim * 4; i32[b + 7] = nHead; i32[b + 8] = nHead / nKvHead; i32[b + 9] = headDim;
+    f32[b + 10] = p.scale; i32[b + 11] = p.window; i32[b + 12] = p.positions; i32[b + 13] = scr; i32[b + 14] = perThread;
+    i32[b + 15] = slice; i32[b + 16] = nTokens >= 2 ? 1 : 0;
+    this.dispatch(KERNEL_INDEX.attn_ggml, items, 1, work, pp);
   }
 
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void {
