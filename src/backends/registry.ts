@@ -18,8 +18,9 @@ const cache = new Map<string, Promise<Device & { close?(): Promise<void> }>>();
 
 export function deviceNames(): string[] { return Object.keys(factories); }
 
-// reference until the cpu device passes every parity fixture (see test/parity)
-export const DEFAULT_DEVICE = 'reference';
+// the cpu device reproduces the reference backend's logits bit for bit on every parity fixture
+// (test/parity/cpu-bitexact.test.ts), only faster
+export const DEFAULT_DEVICE = 'cpu';
 
 export function getDevice(name: string, o: DeviceOptions = {}): Promise<Device> {
   const f = factories[name];

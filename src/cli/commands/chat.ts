@@ -316,7 +316,7 @@ Options:
   --repeat-penalty X     (default 1.0)    --seed S    sampling seed
   -c, --ctx N            context size in tokens (default min(4096, training context))
   --kv-type f16|f32      KV cache element type (default f16)
-  --device NAME          compute device (reference or cpu; default reference)
+  --device NAME          compute device (cpu or reference; default cpu)
   -t, --threads N        threads for the cpu device (default: available cores)
   -h, --help             show this help
 
