@@ -67,10 +67,19 @@ function exactMatmul(wt: number, rows: number, nTok: number): boolean {
   }
 }
 
-export interface CpuDeviceOptions extends CpuRuntimeOptions {}
+export interface CpuDeviceOptions extends CpuRuntimeOptions {
+  /**
+   * 'exact' (default): every op reproduces the reference backend bit for bit; weight types whose WASM
+   * kernels do not follow ggml's float order yet (Q4_1, Q5_*, Q2_K, Q3_K, Q5_K, IQ4_*, BF16, and Q4_0/Q4_K
+   * with rows % 8 != 0) run the reference kernel. 'fast': those use their WASM kernels anyway
+   * (results agree to float rounding, not bitwise).
+   */
+  numerics?: 'exact' | 'fast';
+}
 
 export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Device & { runtime: CpuRuntime; close(): Promise<void> }> {
   const rt = await createCpuRuntime(opts);
+  const fastNumerics = opts.numerics === 'fast';
   const bt = cpuBufferType(rt);
   const ptrOf = (p: Placement) => (p.buffer as CpuBuffer).ptr + p.offset;
   const i32 = (p: Placement, n: number) => new Int32Array(rt.memory.buffer, ptrOf(p), n);
@@ -83,7 +92,7 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
     switch (t.op) {
       case 'mul_mat': {
         const w = src(0), x = src(1), wt = typeId(w);
-        if (!matmulTypes.has(wt) || !exactMatmul(wt, w.shape[1] ?? 1, x.shape[1] ?? 1)) return false;
+        if (!matmulTypes.has(wt) || (!fastNumerics && !exactMatmul(wt, w.shape[1] ?? 1, x.shape[1] ?? 1))) return false;
         rt.matmul(wt, p(0), w.shape[1] ?? 1, w.shape[0]!, p(1), x.shape[1] ?? 1, y);
         return true;
       }
