@@ -9,7 +9,7 @@ import type { Graph, TensorDesc } from '../../graph/graph.js';
 import { nElements } from '../../graph/graph.js';
 import { GgmlType } from '../../gguf/ggml-types.js';
 import { computeNode } from '../reference/device.js';
-import { createCpuRuntime, MATMUL_TYPES, type CpuRuntime, type CpuRuntimeOptions } from './runtime.js';
+import { createCpuRuntime, MATMUL_TYPES, type CpuRuntime, type CpuRuntimeOptions, type GgmlAttentionArgs, type RopeArgs } from './runtime.js';
 
 export interface CpuBuffer extends DeviceBuffer {
   /** byte address of the buffer in the wasm memory */
@@ -50,8 +50,6 @@ function cpuBufferType(rt: CpuRuntime): BufferType {
 const F32 = GgmlType.F32;
 const typeId = (t: TensorDesc) => (typeof t.dtype === 'number' ? t.dtype : t.dtype === 'f16' ? GgmlType.F16 : F32);
 const matmulTypes = new Set(MATMUL_TYPES);
-const EXACT_ROPE = true;
-const EXACT_ATTENTION = true;
 
 /**
  * Does the WASM kernel reproduce ggml's float order (src/backends/reference/matmul.ts) for this
@@ -84,7 +82,12 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
   const ptrOf = (p: Placement) => (p.buffer as CpuBuffer).ptr + p.offset;
   const i32 = (p: Placement, n: number) => new Int32Array(rt.memory.buffer, ptrOf(p), n);
 
-  function fast(g: Graph, t: TensorDesc, at: (id: number) => Placement): boolean {
+  /**
+   * The work of one node, bound once per plan (pointers, shapes and argument objects computed here, the
+   * runtime's scratch reserved for the shape), so computing a node allocates nothing. null: no WASM
+   * kernel reproduces the reference for this node; the reference kernel runs on the same memory.
+   */
+  function compile(g: Graph, t: TensorDesc, at: (id: number) => Placement): (() => void) | null {
     const src = (i: number) => g.tensors[t.src[i]!]!;
     const p = (i: number) => ptrOf(at(t.src[i]!));
     const y = ptrOf(at(t.id));
@@ -92,74 +95,100 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
     switch (t.op) {
       case 'mul_mat': {
         const w = src(0), x = src(1), wt = typeId(w);
-        if (!matmulTypes.has(wt) || (!fastNumerics && !exactMatmul(wt, w.shape[1] ?? 1, x.shape[1] ?? 1))) return false;
-        rt.matmul(wt, p(0), w.shape[1] ?? 1, w.shape[0]!, p(1), x.shape[1] ?? 1, y);
-        return true;
+        const rows = w.shape[1] ?? 1, cols = w.shape[0]!, nTok = x.shape[1] ?? 1;
+        if (!matmulTypes.has(wt) || (!fastNumerics && !exactMatmul(wt, rows, nTok))) return null;
+        rt.reserve(nTok, cols);
+        const wp = p(0), xp = p(1);
+        return () => rt.matmul(wt, wp, rows, cols, xp, nTok, y);
       }
       case 'get_rows': {
-        const w = src(0), ids = src(1);
-        rt.getRows(typeId(w), p(0), w.shape[0]!, i32(at(ids.id), ids.shape[0]!), y);
-        return true;
+        const w = src(0), ids = src(1), wt = typeId(w), cols = w.shape[0]!;
+        const wp = p(0), idv = i32(at(ids.id), ids.shape[0]!);
+        return () => rt.getRows(wt, wp, cols, idv, y);
       }
       case 'rms_norm': {
-        const rowLen = t.params.rowLen as number;
-        rt.rmsNorm(p(0), y, rowLen, n / rowLen, t.params.eps as number);
-        return true;
+        const rowLen = t.params.rowLen as number, eps = t.params.eps as number, xp = p(0);
+        return () => rt.rmsNorm(xp, y, rowLen, n / rowLen, eps);
       }
       case 'add': case 'mul': {
-        const nb = nElements(src(1));
-        if (nb === n) (t.op === 'add' ? rt.add : rt.mul).call(rt, p(0), p(1), y, n);
-        else if (t.op === 'add') rt.addRow(p(0), p(1), y, nb, n / nb);
-        else for (let r = 0; r < n; r += nb) rt.mul(p(0) + 4 * r, p(1), y + 4 * r, nb);
-        return true;
+        const nb = nElements(src(1)), a = p(0), b = p(1);
+        if (nb === n) return t.op === 'add' ? () => rt.add(a, b, y, n) : () => rt.mul(a, b, y, n);
+        if (t.op === 'add') return () => rt.addRow(a, b, y, nb, n / nb);
+        return () => rt.mulRow(a, b, y, nb, n / nb);
       }
-      case 'scale': rt.scale(p(0), y, n, t.params.scale as number); return true;
-      case 'swiglu': rt.siluMul(p(0), p(1), y, n); return true;
+      case 'scale': {
+        const s = t.params.scale as number, xp = p(0);
+        return () => rt.scale(xp, y, n, s);
+      }
+      case 'swiglu': {
+        const a = p(0), b = p(1);
+        return () => rt.siluMul(a, b, y, n);
+      }
       case 'view_cols': {
-        const w = t.shape[0]!, srcW = src(0).shape[0]!, off = t.params.offset as number;
-        for (let r = 0; r < n / w; r++) rt.copy(p(0) + 4 * (r * srcW + off), y + 4 * r * w, 4 * w);
-        return true;
+        const w = t.shape[0]!, srcW = src(0).shape[0]!, off = t.params.offset as number, xp = p(0), rows = n / w;
+        return () => { for (let r = 0; r < rows; r++) rt.copy(xp + 4 * (r * srcW + off), y + 4 * r * w, 4 * w); };
       }
       case 'kv_store': {
         const cache = src(0), x = src(1);
-        const row = x.shape[0]!, nTok = x.shape[1]!;
-        const pos = i32(at(t.src[2]!), nTok);
-        for (let i = 0; i < nTok; i++) {
-          if (cache.dtype === 'f16') rt.f32ToF16(p(1) + 4 * i * row, p(0) + 2 * pos[i]! * row, row);
-          else rt.copy(p(1) + 4 * i * row, p(0) + 4 * pos[i]! * row, 4 * row);
-        }
-        return true;
+        const row = x.shape[0]!, nTok = x.shape[1]!, f16 = cache.dtype === 'f16';
+        const pos = i32(at(t.src[2]!), nTok), xp = p(1), cp = p(0);
+        return () => {
+          for (let i = 0; i < nTok; i++) {
+            if (f16) rt.f32ToF16(xp + 4 * i * row, cp + 2 * pos[i]! * row, row);
+            else rt.copy(xp + 4 * i * row, cp + 4 * pos[i]! * row, 4 * row);
+          }
+        };
       }
       case 'rope': {
-        if (!EXACT_ROPE) return false;
         const pp = t.params;
-        const nTok = t.shape[1]!, rowLen = t.shape[0]!;
-        rt.copy(p(0), y, 4 * n);
-        rt.rope({
-          x: y, nTokens: nTok, nHead: rowLen / (pp.headDim as number), headDim: pp.headDim as number, nDims: pp.nDims as number,
+        const nTok = t.shape[1]!, rowLen = t.shape[0]!, headDim = pp.headDim as number, nDims = pp.nDims as number, xp = p(0);
+        rt.reserve(nTok, 0, nDims);
+        const args: RopeArgs = {
+          x: y, nTokens: nTok, nHead: rowLen / headDim, headDim, nDims,
           positions: i32(at(t.src[1]!), nTok), freqBase: pp.freqBase as number, freqScale: pp.freqScale as number, neox: !!pp.neox,
-          freqFactors: t.src.length > 2 ? rt.f32(p(2), (pp.nDims as number) / 2) : undefined,
-        });
-        return true;
+          freqFactors: t.src.length > 2 ? rt.f32(p(2), nDims / 2) : undefined,
+        };
+        return () => { rt.copy(xp, y, 4 * n); rt.rope(args); };
       }
       case 'attention': {
         const pp = t.params;
         const kc = src(1);
         const hd = pp.headDimK as number;
-        if (!EXACT_ATTENTION || kc.dtype !== 'f16' || (pp.softcap as number) > 0 || hd !== pp.headDimV || hd % 16) return false;
+        if (kc.dtype !== 'f16' || (pp.softcap as number) > 0 || hd !== pp.headDimV || hd % 16) return null;
         const nTok = t.shape[1]!;
         const pos = i32(at(t.src[3]!), nTok);
-        let maxPos = 0;
-        for (let i = 0; i < nTok; i++) if (pos[i]! > maxPos) maxPos = pos[i]!;
-        rt.attentionGgml({
+        rt.reserveAttentionGgml(hd, kc.shape[1]! - 1); // the cache's slots bound the positions
+        const args: GgmlAttentionArgs = {
           q: p(0), k: p(1), v: p(2), out: y, nTokens: nTok, nHead: pp.nHead as number, nKvHead: pp.nHeadKv as number,
-          headDim: hd, scale: pp.scale as number, positions: p(3), maxPos, window: pp.window as number,
-        });
-        return true;
+          headDim: hd, scale: pp.scale as number, positions: p(3), maxPos: 0, window: pp.window as number,
+        };
+        return () => {
+          let maxPos = 0;
+          for (let i = 0; i < nTok; i++) if (pos[i]! > maxPos) maxPos = pos[i]!;
+          args.maxPos = maxPos;
+          rt.attentionGgml(args);
+        };
       }
       default:
-        return false;
+        return null;
     }
+  }
+
+  /** Compiled node runners per split (its node list and placement are fixed for the plan's lifetime). */
+  interface Program { placement: (id: number) => Placement; bytes: number; run: (() => void)[] }
+  const programs = new WeakMap<readonly number[], Program>();
+  function program(ctx: ComputeContext, nodes: readonly number[]): Program {
+    let prog = programs.get(nodes);
+    // views made at compile time are over memory.buffer as it was: recompile when the memory grew
+    if (prog && prog.placement === ctx.placement && prog.bytes === rt.memory.buffer.byteLength) return prog;
+    const g = ctx.graph, at = ctx.placement;
+    const run = nodes.map((id) => {
+      const t = g.tensors[id]!;
+      return compile(g, t, at) ?? (() => computeNode(g, t, at));
+    });
+    prog = { placement: at, bytes: rt.memory.buffer.byteLength, run };
+    programs.set(nodes, prog);
+    return prog;
   }
 
   const device: Device & { runtime: CpuRuntime; close(): Promise<void> } = {
@@ -175,11 +204,8 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
       return {
         device,
         compute(ctx: ComputeContext, nodes: readonly number[]) {
-          const g = ctx.graph;
-          for (const id of nodes) {
-            const t = g.tensors[id]!;
-            if (!fast(g, t, ctx.placement)) computeNode(g, t, ctx.placement);
-          }
+          const run = program(ctx, nodes).run;
+          for (let i = 0; i < run.length; i++) run[i]!();
         },
       };
     },

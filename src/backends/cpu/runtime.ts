@@ -275,6 +275,8 @@ export interface CpuRuntime {
   attention(args: AttentionArgs): void;
   /** attention as llama.cpp's CPU backend computes it without flash attention, bit for bit */
   attentionGgml(args: GgmlAttentionArgs): void;
+  /** reserves attentionGgml's scratch for positions up to maxPos, so later calls allocate nothing */
+  reserveAttentionGgml(headDim: number, maxPos: number): void;
   /** out[i] = row ids[i] of a (rows x cols) table of type wtype (any ggml type src/quant dequantizes, or a CpuLayout), as f32 */
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void;
   /** copies `bytes` bytes (regions may overlap) */
@@ -410,6 +412,12 @@ class Runtime implements CpuRuntime {
     return this.top;
   }
   private heap32: Float32Array | null = null;
+  private heap8: Uint8Array | null = null;
+  /** a Uint8Array over the whole memory, rebuilt only when the memory grew */
+  private heapU8(): Uint8Array {
+    const b = this.buffer();
+    return (this.heap8 ??= new Uint8Array(b));
+  }
   private heapi32: Int32Array | null = null;
   private params = 0;
   /** a small parameter block for kernels with many arguments (written before each dispatch) */
@@ -422,7 +430,7 @@ class Runtime implements CpuRuntime {
     return (this.heapi32 ??= new Int32Array(b));
   }
   private buffer(): ArrayBuffer | SharedArrayBuffer {
-    if (this.buf.byteLength !== this.memory.buffer.byteLength) { this.buf = this.memory.buffer; this.heap32 = null; this.heapi32 = null; }
+    if (this.buf.byteLength !== this.memory.buffer.byteLength) { this.buf = this.memory.buffer; this.heap32 = null; this.heapi32 = null; this.heap8 = null; }
     return this.buf;
   }
   /** a Float32Array over the whole memory, rebuilt only when the memory grew */
@@ -693,6 +701,10 @@ class Runtime implements CpuRuntime {
     this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, pp);
   }
 
+  reserveAttentionGgml(headDim: number, maxPos: number): void {
+    this.ensureParams();
+    this.ensureAttnScratch(ggmlAttnScratchBytes(headDim, maxPos) * this.threads);
+  }
   attentionGgml(p: GgmlAttentionArgs): void {
     const { nTokens, nHead, nKvHead, headDim } = p;
     if (nHead % nKvHead) throw new CpuRuntimeError('BAD_SHAPE', `${nHead} heads do not share ${nKvHead} kv heads evenly`);
@@ -715,8 +727,8 @@ class Runtime implements CpuRuntime {
     const rb = wtype === CpuLayout.Q4_0x4 ? weightRowBytes(wtype, cols) : rowBytesOf(wtype, cols);
     const base = wtype === CpuLayout.Q4_0x4 ? GgmlType.Q4_0 : wtype;
     const deq = dequantizer(base);
-    const u8 = new Uint8Array(this.buffer());
-    const f32 = new Float32Array(this.buffer());
+    const u8 = this.heapU8();
+    const f32 = this.heapF32();
     if (out % 4) throw new CpuRuntimeError('BAD_SHAPE', `getRows output ${out} is not 4-byte aligned`);
     for (let i = 0; i < ids.length; i++) {
       let src = u8, so = table + ids[i]! * rb;
@@ -737,7 +749,7 @@ class Runtime implements CpuRuntime {
     }
   }
   copy(src: number, dst: number, bytes: number): void {
-    new Uint8Array(this.buffer()).copyWithin(dst, src, src + bytes);
+    this.heapU8().copyWithin(dst, src, src + bytes);
   }
 
   async close(): Promise<void> {
