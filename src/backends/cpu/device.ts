@@ -9,18 +9,25 @@ import type { Graph, TensorDesc } from '../../graph/graph.js';
 import { nElements } from '../../graph/graph.js';
 import { GgmlType } from '../../gguf/ggml-types.js';
 import { computeNode } from '../reference/device.js';
-import { createCpuRuntime, MATMUL_TYPES, type CpuRuntime, type CpuRuntimeOptions, type GgmlAttentionArgs, type RopeArgs } from './runtime.js';
+import { createCpuRuntime, CpuRuntimeError, MATMUL_TYPES, type CpuRuntime, type CpuRuntimeOptions, type GgmlAttentionArgs, type RopeArgs } from './runtime.js';
 
 export interface CpuBuffer extends DeviceBuffer {
   /** byte address of the buffer in the wasm memory */
   readonly ptr: number;
 }
 
+const gib = (n: number) => `${(n / 2 ** 30).toFixed(2)} GiB (${n} bytes)`;
+
 function cpuBufferType(rt: CpuRuntime): BufferType {
   const type: BufferType = {
     name: 'cpu-wasm',
     alignment: 64,
     allocate(size: number, usage: BufferUsage): CpuBuffer {
+      // wasm32 addresses at most 4 GiB: say so in terms of the model rather than of the allocator
+      if (rt.used() + size > rt.maxBytes) {
+        throw new CpuRuntimeError('OUT_OF_MEMORY', `cpu device: ${usage} need ${gib(size)} but the WebAssembly memory holds at most ` +
+          `${gib(rt.maxBytes)} (wasm32's limit is 4 GiB) and ${gib(rt.used())} are in use; use a smaller quantization or another device`);
+      }
       const ptr = rt.alloc(Math.max(size, 1), 64);
       const view = (off: number, len: number) => new Uint8Array(rt.memory.buffer, ptr + off, len);
       return {

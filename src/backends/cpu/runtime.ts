@@ -231,6 +231,8 @@ export interface CpuRuntime {
   release(mark: number): void;
   /** bytes in use (from the start of the memory) */
   used(): number;
+  /** the most bytes the memory may grow to (at most 4 GiB, wasm32's limit) */
+  readonly maxBytes: number;
   /** reserve the internal scratch (quantized activations, rope table, attention) for the largest shapes up front */
   reserve(maxTokens: number, maxCols: number, maxRopeDims?: number, attention?: { nHead: number; nKvHead: number; headDim: number }): void;
   /** views on the current memory buffer (valid until the memory grows) */
@@ -408,6 +410,7 @@ class Runtime implements CpuRuntime {
     if (this.attnScr >= mark) { this.attnScr = 0; this.attnScrBytes = 0; }
     if (this.params >= mark) this.params = 0;
   }
+  get maxBytes(): number { return this.maxPages * PAGE; }
   used(): number {
     return this.top;
   }
