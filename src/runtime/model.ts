@@ -51,7 +51,11 @@ export function loadModel(file: GgufFile, opts: LoadOptions): Model {
     const view = buf.hostView?.(off, t.nBytes);
     if (view) readTensorData(file, t, view); // straight from the file into device memory
     else buf.set(off, readTensorData(file, t));
-    placements.set(t.name, { device: opts.device, placement: { buffer: buf, offset: off, nBytes: t.nBytes } });
+    const placement = { buffer: buf, offset: off, nBytes: t.nBytes };
+    placements.set(t.name, { device: opts.device, placement });
+    // the device may repack the bytes into its own layout (a new type id for the graph)
+    const dtype = opts.device.prepareWeight?.(placement, t.type, t.dims) ?? t.type;
+    if (dtype !== t.type) weights.set(t.name, { dtype, dims: t.dims });
     done += t.nBytes;
     opts.onProgress?.(done, total);
   }
