@@ -16,6 +16,7 @@ type Loader = () => Promise<Command>;
 const commands: Record<string, Loader> = {
   run: async () => (await import('./commands/run.js')).command,
   inspect: async () => (await import('./commands/inspect.js')).command,
+  devices: async () => (await import('./commands/devices.js')).command,
   tokenize: async () => (await import('./commands/tokenize.js')).command,
   detokenize: async () => (await import('./commands/detokenize.js')).command,
   'convert-tokenizer': async () => (await import('./commands/convert-tokenizer.js')).command,
@@ -32,7 +33,7 @@ async function topHelp(): Promise<string> {
   for (const [name, load] of Object.entries(commands)) {
     let summary = '';
     try { summary = (await load()).summary; } catch { summary = '(unavailable)'; }
-    lines.push(`  ${name.padEnd(12)} ${summary}`);
+    lines.push(`  ${name.padEnd(18)} ${summary}`);
   }
   lines.push('', "Run 'gguf-edge <command> --help' for a command's options.");
   return lines.join('\n');

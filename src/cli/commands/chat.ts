@@ -3,6 +3,7 @@
 // stdout; prompts, notices and errors go to stderr. Ctrl-C stops the current reply, not the program.
 // When the context fills up, the oldest turns are dropped (the system prompt is kept), or, in the middle of a
 // reply, the older half of the non-system tokens is discarded and the rest re-evaluated, with a notice.
+import { SAMPLING_HELP, contextHelp, contextOptions, contextSize, deviceFrom, kvType, num, samplerParams, samplingOptions } from '../options.js';
 import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -299,7 +300,7 @@ export async function runRepl(session: ChatSession, io: ReplIo): Promise<number>
 
 // ---- the command ----
 
-const help = `Usage: gguf-edge chat MODEL [options]
+const help = () => `Usage: gguf-edge chat MODEL [options]
 
 Interactive chat with MODEL using its chat template (tokenizer.chat_template), or a llama.cpp built-in format
 when the file has none (ChatML by default). Replies stream to stdout; prompts and notices go to stderr.
@@ -311,65 +312,48 @@ Options:
   -n, --n-predict N      tokens per reply at most (default -1: until end of turn)
   --stop STR             stop a reply at STR (repeatable)
   --ignore-eos           do not stop at end-of-generation tokens
-  --temp T               temperature; 0 = greedy (default 0.8)
-  --top-k K              (default 40)     --top-p P   (default 0.95)     --min-p P   (default 0.05)
-  --repeat-penalty X     (default 1.0)    --seed S    sampling seed
-  -c, --ctx N            context size in tokens (default min(4096, training context))
-  --kv-type f16|f32      KV cache element type (default f16)
-  --device NAME          compute device (cpu or reference; default cpu)
-  -t, --threads N        threads for the cpu device (default: available cores)
   -h, --help             show this help
+
+${SAMPLING_HELP}
+
+${contextHelp()}
 
 ${REPL_HELP}`;
 
-function num(v: string | undefined, name: string, def: number): number {
-  if (v === undefined) return def;
-  const x = Number(v);
-  if (!Number.isFinite(x)) throw Object.assign(new Error(`--${name} needs a number, got "${v}"`), { code: 'USAGE' });
-  return x;
-}
 
 export const command: Command = {
   summary: 'interactive chat with a model (chat template, streaming, history)',
-  help,
+  get help() { return help(); },
   async run(args) {
     const { values, positionals } = parseArgs({
       args, allowPositionals: true,
       options: {
         system: { type: 'string' }, template: { type: 'string' }, 'n-predict': { type: 'string', short: 'n' },
         stop: { type: 'string', multiple: true }, 'ignore-eos': { type: 'boolean' },
-        temp: { type: 'string' }, 'top-k': { type: 'string' }, 'top-p': { type: 'string' }, 'min-p': { type: 'string' },
-        'repeat-penalty': { type: 'string' }, seed: { type: 'string' },
-        ctx: { type: 'string', short: 'c' }, 'kv-type': { type: 'string' }, device: { type: 'string' }, threads: { type: 'string', short: 't' },
+        ...samplingOptions,
+        ...contextOptions,
       },
     });
     const path = positionals[0];
     if (!path) throw Object.assign(new Error('missing MODEL argument (see --help)'), { code: 'USAGE' });
-    const kvType = values['kv-type'] ?? 'f16';
-    if (kvType !== 'f16' && kvType !== 'f32') throw Object.assign(new Error(`--kv-type must be f16 or f32, got "${kvType}"`), { code: 'USAGE' });
+    const kv = kvType(values);
 
     const { openGguf } = await import('../../gguf/open.js');
     const { tokenizerFromGguf } = await import('../../tokenizer/index.js');
     const { loadModel } = await import('../../runtime/model.js');
     const { Context } = await import('../../runtime/context.js');
     const { createSampler } = await import('../../runtime/sampler.js');
-    const { getDevice } = await import('../../backends/registry.js');
 
     const file = openGguf(path);
     const tok = tokenizerFromGguf(file);
     let template = values.template;
     if (template !== undefined && existsSync(template)) template = readFileSync(template, 'utf8');
     const fmt = new ChatFormatter(tok, template);
-    const { DEFAULT_DEVICE } = await import('../../backends/registry.js');
-    const device = await getDevice(values.device ?? DEFAULT_DEVICE, { threads: values.threads !== undefined ? Math.max(1, Number(values.threads) | 0) : undefined });
+    const device = await deviceFrom(values);
     const model = loadModel(file, { device });
-    const nCtx = Math.floor(num(values.ctx, 'ctx', Math.min(4096, model.hp.nCtxTrain)));
-    const ctx = new Context(model, { nCtx, kvType });
-    const seed = values.seed !== undefined ? num(values.seed, 'seed', 0) >>> 0 : undefined;
-    const sampler = createSampler(model.hp.nVocab, {
-      temp: num(values.temp, 'temp', 0.8), topK: num(values['top-k'], 'top-k', 40), topP: num(values['top-p'], 'top-p', 0.95),
-      minP: num(values['min-p'], 'min-p', 0.05), repeatPenalty: num(values['repeat-penalty'], 'repeat-penalty', 1), seed,
-    });
+    const nCtx = contextSize(values, model.hp.nCtxTrain);
+    const ctx = new Context(model, { nCtx, kvType: kv });
+    const sampler = createSampler(model.hp.nVocab, samplerParams(values));
     let logits: Float32Array | null = null;
     const engine: ChatEngine = {
       nCtx,

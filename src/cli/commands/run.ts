@@ -7,10 +7,10 @@ import { Context } from '../../runtime/context.js';
 import { createSampler } from '../../runtime/sampler.js';
 import { generate } from '../../runtime/generate.js';
 import { tokenizerFromGguf } from '../../tokenizer/index.js';
-import { getDevice, deviceNames, DEFAULT_DEVICE } from '../../backends/registry.js';
+import { SAMPLING_HELP, contextHelp, contextOptions, contextSize, deviceFrom, kvType, num, samplerParams, samplingOptions } from '../options.js';
 import { progress } from '../progress.js';
 
-const help = `Usage: gguf-edge run MODEL [options]
+const help = () => `Usage: gguf-edge run MODEL [options]
 
 Loads a GGUF model, evaluates the prompt as one batch and generates tokens.
 Prints the prompt and the generated text on stdout (or one JSON object with --json);
@@ -24,39 +24,22 @@ Prompt:
 
 Generation:
   -n, --n-predict N          tokens to generate (default 128)
-  --temp T                   temperature; 0 = greedy (default 0.8)
-  --top-k K                  top-k (default 40; 0 = off)
-  --top-p P                  top-p (default 0.95; 1 = off)
-  --min-p P                  min-p (default 0.05; 0 = off)
-  --repeat-penalty X         repetition penalty (default 1.0 = off)
-  --repeat-last-n N          tokens the penalties look back (default 64)
-  --frequency-penalty X      (default 0)
-  --presence-penalty X       (default 0)
-  --seed S                   sampling seed (default: random)
   --ignore-eos               keep generating past end-of-generation tokens
 
-Context:
-  -c, --ctx N                KV cache size in tokens (default min(4096, training context))
+${SAMPLING_HELP}
+
+${contextHelp()}
   -b, --batch N              largest batch evaluated at once (default 512)
-  --kv-type f16|f32          KV cache element type (default f16)
-  --device NAME              compute device (${deviceNames().join(', ')}; default ${DEFAULT_DEVICE})
-  -t, --threads N            threads for the cpu device (default: available cores)
 
 Output:
   --probs K                  record the top-K next-token probabilities at every step
   --json                     print {prompt_tokens, tokens, text, probs?, timings:{load_ms, prompt_ms, gen_ms, pp_tps, tg_tps}}
   -h, --help                 show this help`;
 
-function num(v: string | undefined, name: string, def: number): number {
-  if (v === undefined) return def;
-  const x = Number(v);
-  if (!Number.isFinite(x)) throw Object.assign(new Error(`--${name} needs a number, got "${v}"`), { code: 'USAGE' });
-  return x;
-}
 
 export const command: Command = {
   summary: 'generate text from a prompt',
-  help,
+  get help() { return help(); },
   async run(args) {
     const { values, positionals } = parseArgs({
       args,
@@ -67,31 +50,18 @@ export const command: Command = {
         'no-bos': { type: 'boolean' },
         'parse-special': { type: 'boolean' },
         'n-predict': { type: 'string', short: 'n' },
-        temp: { type: 'string' },
-        'top-k': { type: 'string' },
-        'top-p': { type: 'string' },
-        'min-p': { type: 'string' },
-        'repeat-penalty': { type: 'string' },
-        'repeat-last-n': { type: 'string' },
-        'frequency-penalty': { type: 'string' },
-        'presence-penalty': { type: 'string' },
-        seed: { type: 'string' },
+        ...samplingOptions,
+        ...contextOptions,
         'ignore-eos': { type: 'boolean' },
-        ctx: { type: 'string', short: 'c' },
         batch: { type: 'string', short: 'b' },
-        'kv-type': { type: 'string' },
-        device: { type: 'string' },
-        threads: { type: 'string', short: 't' },
         probs: { type: 'string' },
         json: { type: 'boolean' },
       },
     });
     const path = positionals[0];
     if (!path) throw Object.assign(new Error('missing MODEL argument (see --help)'), { code: 'USAGE' });
-    const kvType = values['kv-type'] ?? 'f16';
-    if (kvType !== 'f16' && kvType !== 'f32') throw Object.assign(new Error(`--kv-type must be f16 or f32, got "${kvType}"`), { code: 'USAGE' });
-    const threads = values.threads !== undefined ? Math.max(1, Math.floor(num(values.threads, 'threads', 1))) : undefined;
-    const device = await getDevice(values.device ?? DEFAULT_DEVICE, { threads });
+    const kv = kvType(values);
+    const device = await deviceFrom(values);
 
     const tLoad = performance.now();
     const file = openGguf(path);
@@ -99,8 +69,8 @@ export const command: Command = {
     const model = loadModel(file, { device, onProgress: (d, t) => bar.update(d, t) });
     bar.done();
     const tok = tokenizerFromGguf(file);
-    const nCtx = Math.floor(num(values.ctx, 'ctx', Math.min(4096, model.hp.nCtxTrain)));
-    const ctx = new Context(model, { nCtx, kvType, nBatch: Math.floor(num(values.batch, 'batch', 512)) });
+    const nCtx = contextSize(values, model.hp.nCtxTrain);
+    const ctx = new Context(model, { nCtx, kvType: kv, nBatch: Math.floor(num(values.batch, 'batch', 512)) });
     const loadMs = performance.now() - tLoad;
 
     let prompt: number[];
@@ -114,18 +84,7 @@ export const command: Command = {
       prompt = tok.tokenize(values.prompt ?? '', { addSpecial: !values['no-bos'], parseSpecial: !!values['parse-special'] });
     }
     if (prompt.length === 0) throw Object.assign(new Error('the prompt is empty (give -p TEXT or --prompt-tokens)'), { code: 'USAGE' });
-    const seed = values.seed !== undefined ? num(values.seed, 'seed', 0) >>> 0 : undefined;
-    const sampler = createSampler(model.hp.nVocab, {
-      temp: num(values.temp, 'temp', 0.8),
-      topK: num(values['top-k'], 'top-k', 40),
-      topP: num(values['top-p'], 'top-p', 0.95),
-      minP: num(values['min-p'], 'min-p', 0.05),
-      repeatPenalty: num(values['repeat-penalty'], 'repeat-penalty', 1),
-      repeatLastN: num(values['repeat-last-n'], 'repeat-last-n', 64),
-      frequencyPenalty: num(values['frequency-penalty'], 'frequency-penalty', 0),
-      presencePenalty: num(values['presence-penalty'], 'presence-penalty', 0),
-      seed,
-    });
+    const sampler = createSampler(model.hp.nVocab, samplerParams(values));
     const json = !!values.json;
     if (!json) process.stdout.write(values['prompt-tokens'] !== undefined ? tok.detokenize(prompt, { removeSpecial: true }) : (values.prompt ?? ''));
     const res = await generate(ctx, tok, prompt, {

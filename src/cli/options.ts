@@ -1,0 +1,90 @@
+// Options shared by the commands that load and run a model (run, chat, bench): sampling,
+// context and device flags, parsed once, documented once.
+import type { ParseArgsConfig } from 'node:util';
+import { getDevice, deviceNames, DEFAULT_DEVICE } from '../backends/registry.js';
+import type { Device } from '../backends/backend.js';
+import type { SamplerParams } from '../runtime/sampler.js';
+
+export function usage(message: string): Error {
+  return Object.assign(new Error(message), { code: 'USAGE' });
+}
+
+/** A numeric option, or `def` when absent; a clear error when it is not a number. */
+export function num(v: unknown, name: string, def: number): number {
+  if (v === undefined) return def;
+  const x = Number(v);
+  if (typeof v !== 'string' || v.trim() === '' || !Number.isFinite(x)) throw usage(`--${name} needs a number, got "${String(v)}"`);
+  return x;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+export const samplingOptions: Options = {
+  temp: { type: 'string' },
+  'top-k': { type: 'string' },
+  'top-p': { type: 'string' },
+  'min-p': { type: 'string' },
+  'repeat-penalty': { type: 'string' },
+  'repeat-last-n': { type: 'string' },
+  'frequency-penalty': { type: 'string' },
+  'presence-penalty': { type: 'string' },
+  seed: { type: 'string' },
+};
+
+export const SAMPLING_HELP = `Sampling (llama.cpp's defaults and order):
+  --temp T                   temperature; 0 = greedy (default 0.8)
+  --top-k K                  top-k (default 40; 0 = off)
+  --top-p P                  top-p (default 0.95; 1 = off)
+  --min-p P                  min-p (default 0.05; 0 = off)
+  --repeat-penalty X         repetition penalty (default 1.0 = off)
+  --repeat-last-n N          tokens the penalties look back (default 64)
+  --frequency-penalty X      (default 0)
+  --presence-penalty X       (default 0)
+  --seed S                   sampling seed (default: random)`;
+
+export function samplerParams(v: Values): Partial<SamplerParams> {
+  return {
+    temp: num(v.temp, 'temp', 0.8),
+    topK: num(v['top-k'], 'top-k', 40),
+    topP: num(v['top-p'], 'top-p', 0.95),
+    minP: num(v['min-p'], 'min-p', 0.05),
+    repeatPenalty: num(v['repeat-penalty'], 'repeat-penalty', 1),
+    repeatLastN: num(v['repeat-last-n'], 'repeat-last-n', 64),
+    frequencyPenalty: num(v['frequency-penalty'], 'frequency-penalty', 0),
+    presencePenalty: num(v['presence-penalty'], 'presence-penalty', 0),
+    seed: v.seed !== undefined ? num(v.seed, 'seed', 0) >>> 0 : undefined,
+  };
+}
+
+export const contextOptions: Options = {
+  ctx: { type: 'string', short: 'c' },
+  'kv-type': { type: 'string' },
+  device: { type: 'string' },
+  threads: { type: 'string', short: 't' },
+};
+
+export function contextHelp(): string {
+  return `Context and device:
+  -c, --ctx N                KV cache size in tokens (default min(4096, training context))
+  --kv-type f16|f32          KV cache element type (default f16)
+  --device NAME              compute device (${deviceNames().join(', ')}; default ${DEFAULT_DEVICE})
+  -t, --threads N            threads for the cpu device (default: available cores)`;
+}
+
+export function kvType(v: Values): 'f16' | 'f32' {
+  const t = (v['kv-type'] as string | undefined) ?? 'f16';
+  if (t !== 'f16' && t !== 'f32') throw usage(`--kv-type must be f16 or f32, got "${t}"`);
+  return t;
+}
+
+export function contextSize(v: Values, nCtxTrain: number): number {
+  const n = Math.floor(num(v.ctx, 'ctx', Math.min(4096, nCtxTrain)));
+  if (n < 1) throw usage(`--ctx must be at least 1, got ${n}`);
+  return n;
+}
+
+export async function deviceFrom(v: Values): Promise<Device> {
+  const threads = v.threads !== undefined ? Math.max(1, Math.floor(num(v.threads, 'threads', 1))) : undefined;
+  return getDevice((v.device as string | undefined) ?? DEFAULT_DEVICE, { threads });
+}
