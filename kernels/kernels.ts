@@ -139,6 +139,18 @@ function fma2_tie(p: v128, c: v128): v128 {
   const r1 = fma_pc(f64x2.extract_lane(p, 1), f64x2.extract_lane(c, 1));
   return f64x2.replace_lane(f64x2.splat(<f64>r0), 1, <f64>r1);
 }
+// fmaf on 8 lanes held as 4 f64x2: the f64 sums s0..s3 rounded to f32, unless one lane sits exactly
+// halfway between two f32 values, where tie_any sends all four through the exact fma2 path. A tie after
+// an exact add (the common kind with f16 x f16 scales) would round right anyway; telling the two apart
+// costs more per step than the occasional slow step.
+@inline function tie_any(s0: v128, s1: v128, s2: v128, s3: v128): bool {
+  const m = i64x2.splat(0x1fffffff), t = i64x2.splat(0x10000000);
+  return v128.any_true(v128.or(
+    v128.or(i64x2.eq(v128.and(s0, m), t), i64x2.eq(v128.and(s1, m), t)),
+    v128.or(i64x2.eq(v128.and(s2, m), t), i64x2.eq(v128.and(s3, m), t))));
+}
+// f64x2 -> nearest f32 values, held as f64x2
+@inline function round2(v: v128): v128 { return f64x2.promote_low_f32x4(f32x4.demote_f64x2_zero(v)); }
 // lanes 0,1 / 2,3 of an f32x4 as f64x2
 @inline function lo_f64(v: v128): v128 { return f64x2.promote_low_f32x4(v); }
 @inline function hi_f64(v: v128): v128 { return f64x2.promote_low_f32x4(i32x4.shuffle(v, v, 2, 3, 0, 1)); }
@@ -534,21 +546,29 @@ export function mm_q5_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 16), v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 24), v128.load8x8_s(a, 24))));
 }
 // ggml_vec_dot_q8_0_q8_0 on x86 (and tinyBLAS_Q0_AVX, same arithmetic): 8 int32 lanes per block (lane l =
-// values 4l..4l+3), each fused-multiply-added by d = d_w*d_a into its own f32 accumulator, hsum_float_8
+// values 4l..4l+3), each fused-multiply-added by d = d_w*d_a into its own f32 accumulator, hsum_float_8.
+// The lane sums (|s| <= 4*127*128) convert to f64 exactly.
+@inline function q8_0_lanes(w: usize, a: usize): v128 {
+  return g4(i32x4.dot_i16x8_s(v128.load8x8_s(w, 2), v128.load8x8_s(a, 2)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 10), v128.load8x8_s(a, 10)));
+}
+@inline function q8_0_lanes_hi(w: usize, a: usize): v128 {
+  return g4(i32x4.dot_i16x8_s(v128.load8x8_s(w, 18), v128.load8x8_s(a, 18)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 26), v128.load8x8_s(a, 26)));
+}
 @inline function dot_q8_0(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let c0 = f64x2.splat(0), c1 = c0, c2 = c0, c3 = c0;
   let dp = ax;
   const we = w + <usize>nb * 34;
   while (w < we) {
     const dd = f64x2.splat(<f64>(h2f(load<u16>(w)) * load<f32>(dp)));
-    const lo = f32x4.convert_i32x4_s(g4(
-      i32x4.dot_i16x8_s(v128.load8x8_s(w, 2), v128.load8x8_s(a, 2)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 10), v128.load8x8_s(a, 10))));
-    const hi = f32x4.convert_i32x4_s(g4(
-      i32x4.dot_i16x8_s(v128.load8x8_s(w, 18), v128.load8x8_s(a, 18)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 26), v128.load8x8_s(a, 26))));
-    c0 = fma2(f64x2.mul(lo_f64(lo), dd), c0);
-    c1 = fma2(f64x2.mul(hi_f64(lo), dd), c1);
-    c2 = fma2(f64x2.mul(lo_f64(hi), dd), c2);
-    c3 = fma2(f64x2.mul(hi_f64(hi), dd), c3);
+    const lo = q8_0_lanes(w, a), hi = q8_0_lanes_hi(w, a);
+    const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(lo), dd), p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(lo, lo, 2, 3, 0, 1)), dd);
+    const p2 = f64x2.mul(f64x2.convert_low_i32x4_s(hi), dd), p3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(hi, hi, 2, 3, 0, 1)), dd);
+    const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1), s2 = f64x2.add(p2, c2), s3 = f64x2.add(p3, c3);
+    if (tie_any(s0, s1, s2, s3)) {
+      c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1); c2 = fma2_tie(p2, c2); c3 = fma2_tie(p3, c3);
+    } else {
+      c0 = round2(s0); c1 = round2(s1); c2 = round2(s2); c3 = round2(s3);
+    }
     w += 34; a += 34; dp += 4;
   }
   return hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3));
@@ -558,8 +578,8 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     for (let t = 0; t < nTok; t++) {
-      const at = a + <usize>t * as, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q8_0(w + <usize>r * ws, at, ax + <usize>t * axs, nb));
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q8_0(w + <usize>r * ws, at, xt, nb));
     }
   }
 }
@@ -1233,7 +1253,6 @@ export function rope(r0: i32, r1: i32, x: usize, ts: usize, hs: usize, nHead: i3
 // ggml_v_expf (AVX-512 build) on two f32 values held as f64x2: its polynomial of fused multiply-adds,
 // each fmaf emulated (fma2), then _mm512_scalef_ps (j * 2^n, one rounding); |n| > 192 saturates
 @inline function fma2v(a: v128, b: v128, c: v128): v128 { return fma2(f64x2.mul(a, b), c); }
-@inline function round2(v: v128): v128 { return f64x2.promote_low_f32x4(f32x4.demote_f64x2_zero(v)); }
 @inline function expf_v2(x: v128): v128 {
   const R = f64x2.splat(12582912);
   const z = fma2v(x, f64x2.splat(<f64>reinterpret<f32>(0x3fb8aa3b)), R); // log2(e) 0x1.715476p+0
