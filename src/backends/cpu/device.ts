@@ -9,7 +9,7 @@ import type { Graph, TensorDesc } from '../../graph/graph.js';
 import { nElements } from '../../graph/graph.js';
 import { GgmlType } from '../../gguf/ggml-types.js';
 import { computeNode } from '../reference/device.js';
-import { createCpuRuntime, CpuLayout, CpuRuntimeError, MATMUL_TYPES, type CpuRuntime, type CpuRuntimeOptions, type GgmlAttentionArgs, type RopeArgs } from './runtime.js';
+import { activationTypeFor, createCpuRuntime, CpuLayout, CpuRuntimeError, MATMUL_TYPES, q4KGemmRows, type CpuRuntime, type CpuRuntimeOptions, type GgmlAttentionArgs, type RopeArgs } from './runtime.js';
 
 export interface CpuBuffer extends DeviceBuffer {
   /** byte address of the buffer in the wasm memory */
@@ -94,18 +94,34 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
    * runtime's scratch reserved for the shape), so computing a node allocates nothing. null: no WASM
    * kernel reproduces the reference for this node; the reference kernel runs on the same memory.
    */
-  function compile(g: Graph, t: TensorDesc, at: (id: number) => Placement): (() => void) | null {
+  /** A mul_mat node the WASM kernels compute (shape and types), or null when the reference must. */
+  function wasmMatmul(g: Graph, t: TensorDesc): { wt: number; rows: number; cols: number; nTok: number; share: number } | null {
+    const w = g.tensors[t.src[0]!]!, x = g.tensors[t.src[1]!]!, wt = typeId(w);
+    const rows = w.shape[1] ?? 1, cols = w.shape[0]!, nTok = x.shape[1] ?? 1;
+    if (!matmulTypes.has(wt) || (!fastNumerics && !exactMatmul(wt, rows, nTok))) return null;
+    // matmuls with the same input, activation type and Q4_K GEMM rows can share one quantization
+    const vt = activationTypeFor(wt);
+    const share = vt === F32 ? -1 : ((x.id * 64 + vt) * 8192 + q4KGemmRows(wt, rows, nTok));
+    return { wt, rows, cols, nTok, share };
+  }
+
+  /**
+   * `shared`: the previous WASM matmul of this program quantized the same activations, and no other
+   * matmul runs in between (nothing else writes the runtime's activation scratch).
+   */
+  function compile(g: Graph, t: TensorDesc, at: (id: number) => Placement, shared: boolean, fuse: Map<number, number>): (() => void) | null {
     const src = (i: number) => g.tensors[t.src[i]!]!;
     const p = (i: number) => ptrOf(at(t.src[i]!));
     const y = ptrOf(at(t.id));
     const n = nElements(t);
     switch (t.op) {
       case 'mul_mat': {
-        const w = src(0), x = src(1), wt = typeId(w);
-        const rows = w.shape[1] ?? 1, cols = w.shape[0]!, nTok = x.shape[1] ?? 1;
-        if (!matmulTypes.has(wt) || (!fastNumerics && !exactMatmul(wt, rows, nTok))) return null;
+        const mm = wasmMatmul(g, t);
+        if (!mm) return null;
+        const { wt, rows, cols, nTok } = mm;
         rt.reserve(nTok, cols);
         const wp = p(0), xp = p(1);
+        if (shared) return () => rt.matmulShared(wt, wp, rows, cols, nTok, y);
         return () => rt.matmul(wt, wp, rows, cols, xp, nTok, y);
       }
       case 'get_rows': {
@@ -115,9 +131,16 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
       }
       case 'rms_norm': {
         const rowLen = t.params.rowLen as number, eps = t.params.eps as number, xp = p(0);
+        // fused with the mul by its weight that follows (same f32 operations: (x*scale)*w)
+        const mulId = fuse.get(t.id);
+        if (mulId !== undefined) {
+          const m = g.tensors[mulId]!, yy = ptrOf(at(mulId)), wp = ptrOf(at(m.src[1]!));
+          return () => rt.rmsNorm(xp, yy, rowLen, n / rowLen, eps, wp);
+        }
         return () => rt.rmsNorm(xp, y, rowLen, n / rowLen, eps);
       }
       case 'add': case 'mul': {
+        if (t.op === 'mul' && fuse.has(-t.id - 1)) return () => {}; // done by the rms_norm before it
         const nb = nElements(src(1)), a = p(0), b = p(1);
         if (nb === n) return t.op === 'add' ? () => rt.add(a, b, y, n) : () => rt.mul(a, b, y, n);
         if (t.op === 'add') return () => rt.addRow(a, b, y, nb, n / nb);
@@ -181,6 +204,25 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
     }
   }
 
+  /**
+   * rms_norm nodes immediately followed (in `nodes`) by a mul with a weight of one row length that is
+   * the norm's only reader: rms id -> mul id, and -(mul id)-1 -> rms id.
+   */
+  function rmsMulFusions(g: Graph, nodes: readonly number[]): Map<number, number> {
+    const readers = new Map<number, number>();
+    for (const id of g.nodes) for (const s of g.tensors[id]!.src) readers.set(s, (readers.get(s) ?? 0) + 1);
+    const fuse = new Map<number, number>();
+    for (let i = 0; i + 1 < nodes.length; i++) {
+      const t = g.tensors[nodes[i]!]!, m = g.tensors[nodes[i + 1]!]!;
+      if (t.op !== 'rms_norm' || m.op !== 'mul' || m.src[0] !== t.id || readers.get(t.id) !== 1 || t.id === g.output) continue;
+      const w = g.tensors[m.src[1]!]!;
+      if (w.role !== 'weight' || w.dtype !== 'f32' || nElements(w) !== t.params.rowLen) continue;
+      fuse.set(t.id, m.id);
+      fuse.set(-m.id - 1, t.id);
+    }
+    return fuse;
+  }
+
   /** Compiled node runners per split (its node list and placement are fixed for the plan's lifetime). */
   interface Program { placement: (id: number) => Placement; bytes: number; run: (() => void)[] }
   const programs = new WeakMap<readonly number[], Program>();
@@ -189,9 +231,16 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
     // views made at compile time are over memory.buffer as it was: recompile when the memory grew
     if (prog && prog.placement === ctx.placement && prog.bytes === rt.memory.buffer.byteLength) return prog;
     const g = ctx.graph, at = ctx.placement;
+    const fuse = rmsMulFusions(g, nodes);
+    let lastShare = -1;
     const run = nodes.map((id) => {
       const t = g.tensors[id]!;
-      return compile(g, t, at) ?? (() => computeNode(g, t, at));
+      let shared = false;
+      if (t.op === 'mul_mat') {
+        const mm = wasmMatmul(g, t);
+        if (mm) { shared = mm.share >= 0 && mm.share === lastShare; lastShare = mm.share; }
+      }
+      return compile(g, t, at, shared, fuse) ?? (() => computeNode(g, t, at));
     });
     prog = { placement: at, bytes: rt.memory.buffer.byteLength, run };
     programs.set(nodes, prog);

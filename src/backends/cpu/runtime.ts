@@ -255,6 +255,12 @@ export interface CpuRuntime {
    * the weight type id to use from then on (a CpuLayout id, or `wtype` itself when nothing applies).
    */
   repackWeights(wtype: number, w: number, rows: number, cols: number): number;
+  /**
+   * y = W . x for the activations the previous matmul() call quantized (same activation type, columns,
+   * tokens and Q4_K GEMM rows; nothing else may have called matmul in between): no quantization and no
+   * side table again, e.g. for the K and V projections after Q. Throws when the activations differ.
+   */
+  matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number): void;
   /** as matmulQ from f32 activations xStride bytes apart (default cols*4), quantized first into the runtime's scratch as ggml does */
   matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride?: number, yStride?: number): void;
   rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight?: number): void;
@@ -404,9 +410,9 @@ class Runtime implements CpuRuntime {
   release(mark: number): void {
     if (mark < HEAP_BASE || mark > this.top) throw new CpuRuntimeError('BAD_SHAPE', `bad mark ${mark}`);
     this.top = mark;
-    if (this.scratch >= mark) { this.scratch = 0; this.scratchBytes = 0; }
+    if (this.scratch >= mark) { this.scratch = 0; this.scratchBytes = 0; this.lastVt = -1; }
     if (this.ropeTab >= mark) { this.ropeTab = 0; this.ropeTabFloats = 0; }
-    if (this.aux >= mark) { this.aux = 0; this.auxBytes = 0; }
+    if (this.aux >= mark) { this.aux = 0; this.auxBytes = 0; this.lastAuxVt = -1; }
     if (this.attnScr >= mark) { this.attnScr = 0; this.attnScrBytes = 0; }
     if (this.params >= mark) this.params = 0;
   }
@@ -580,21 +586,44 @@ class Runtime implements CpuRuntime {
   }
 
   matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride = rows * 4, aStride = -1, nGemm = q4KGemmRows(wtype, rows, nTokens)): void {
+    this.mm(wtype, w, rows, cols, a, nTokens, y, yStride, aStride, nGemm, false);
+  }
+
+  // what the activation scratch and side table hold since the last matmul() (for matmulShared)
+  private lastVt = -1;
+  private lastCols = 0;
+  private lastTok = 0;
+  private lastGemm = 0;
+  private lastAuxVt = -1;
+
+  private mm(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride: number, aStride: number, nGemm: number, scratch: boolean): void {
     const k = WEIGHT_KERNELS[wtype];
     if (!k) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cpu matmul does not support weight type ${ggmlTypeName(wtype)}`);
     const ws = weightRowBytes(wtype, cols);
-    const as = aStride >= 0 ? aStride : activationRowBytes(activationTypeFor(wtype), cols);
+    const vt = activationTypeFor(wtype);
+    const as = aStride >= 0 ? aStride : activationRowBytes(vt, cols);
     const nb = cols / k.block;
     let ax = 0, axs = 0;
     if (k.aux) {
       // per activation row: 84 B per 32-block (Q8_0/Q8_1 tables), 512 B per 256-block (Q8_K widened quants)
-      const vt = activationTypeFor(wtype);
       axs = vt === GgmlType.Q8_K ? nb * 512 : nb * 84;
       ax = this.ensureAux(nTokens * axs);
-      const auxKernel = vt === GgmlType.Q8_1 ? KERNEL_INDEX.q8_1_aux : vt === GgmlType.Q8_K ? KERNEL_INDEX.q8_K_aux : KERNEL_INDEX.q8_0_aux;
-      this.dispatch(auxKernel, nTokens, 1, nTokens * cols, a, as, ax, axs, nb);
+      // a side table built from the scratch by an earlier matmul of the same activations is still valid
+      if (!scratch || this.lastAuxVt !== vt) {
+        const auxKernel = vt === GgmlType.Q8_1 ? KERNEL_INDEX.q8_1_aux : vt === GgmlType.Q8_K ? KERNEL_INDEX.q8_K_aux : KERNEL_INDEX.q8_0_aux;
+        this.dispatch(auxKernel, nTokens, 1, nTokens * cols, a, as, ax, axs, nb);
+        this.lastAuxVt = scratch ? vt : -1;
+      }
     }
     this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs, nGemm);
+  }
+
+  matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number): void {
+    const vt = activationTypeFor(wtype), nGemm = q4KGemmRows(wtype, rows, nTokens);
+    if (vt === GgmlType.F32 || vt !== this.lastVt || cols !== this.lastCols || nTokens !== this.lastTok || nGemm !== this.lastGemm) {
+      throw new CpuRuntimeError('BAD_SHAPE', `matmulShared: the last matmul quantized other activations (type ${this.lastVt}, ${this.lastCols} x ${this.lastTok})`);
+    }
+    this.mm(wtype, w, rows, cols, this.scratch, nTokens, y, rows * 4, -1, nGemm, true);
   }
 
   repackWeights(wtype: number, w: number, rows: number, cols: number): number {
@@ -612,8 +641,10 @@ class Runtime implements CpuRuntime {
     weightRowBytes(wtype, cols);
     const a = this.ensureScratch(activationRowBytes(vtype, cols) * nTokens);
     const nGemm = q4KGemmRows(wtype, rows, nTokens);
+    this.lastVt = -1;
     this.quantize(vtype, x, cols, nTokens, a, xStride, nGemm);
-    this.matmulQ(wtype, w, rows, cols, a, nTokens, y, yStride, -1, nGemm);
+    this.lastVt = vtype; this.lastCols = cols; this.lastTok = nTokens; this.lastGemm = nGemm; this.lastAuxVt = -1;
+    this.mm(wtype, w, rows, cols, a, nTokens, y, yStride, -1, nGemm, true);
   }
 
   rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight = 0): void {

@@ -1,6 +1,7 @@
-// Decoding allocates nothing that lasts: 200 one-token steps of a real fixture model on the cpu
+// Decoding allocates nothing that lasts: 400 one-token steps of a real fixture model on the cpu
 // device leave the wasm memory's high-water mark where the first step put it, and the JS heap
-// (after a full GC) flat between step 20 and step 200.
+// (after a full GC) flat between step 100 (once the JIT has settled: it moves the heap by a few
+// hundred KiB before) and step 400; a leak of even a typed-array view per op would show.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
@@ -19,24 +20,24 @@ const device = await createCpuDevice({ threads: 2 });
 after(() => device.close());
 
 for (const name of ['qwen3-q4_k_m', 'llama-q8_0']) {
-  test(`200 decode steps of ${name}: wasm high-water mark and JS heap flat`, async () => {
+  test(`400 decode steps of ${name}: wasm high-water mark and JS heap flat`, async () => {
     const file = openGguf(fixture(`parity/${name}.gguf`));
     try {
       const model = loadModel(file, { device });
-      const ctx = new Context(model, { nCtx: 256 });
+      const ctx = new Context(model, { nCtx: 512 });
       let logits = await ctx.decode([1, 2, 3]);
-      let used1 = 0, heap20 = 0;
-      for (let step = 1; step <= 200; step++) {
+      let used1 = 0, heap100 = 0;
+      for (let step = 1; step <= 400; step++) {
         logits = await ctx.decode([argmax(logits)]);
         if (step === 1) used1 = device.runtime.used();
-        if (step === 20) { gc(); heap20 = process.memoryUsage().heapUsed; }
+        if (step === 100) { gc(); gc(); heap100 = process.memoryUsage().heapUsed; }
       }
-      gc();
-      const heap200 = process.memoryUsage().heapUsed;
+      gc(); gc();
+      const heap400 = process.memoryUsage().heapUsed;
       assert.equal(device.runtime.used(), used1, 'wasm memory grew after the first decode step');
-      const growth = heap200 - heap20;
-      console.log(`${name}: wasm used ${(used1 / 2 ** 20).toFixed(1)} MiB; JS heap after GC step 20 ${(heap20 / 2 ** 20).toFixed(2)} MiB, step 200 ${(heap200 / 2 ** 20).toFixed(2)} MiB (${growth >= 0 ? '+' : ''}${(growth / 1024).toFixed(0)} KiB)`);
-      assert.ok(growth < 256 * 1024, `JS heap grew by ${(growth / 1024).toFixed(0)} KiB over 180 decode steps`);
+      const growth = heap400 - heap100;
+      console.log(`${name}: wasm used ${(used1 / 2 ** 20).toFixed(1)} MiB; JS heap after GC step 100 ${(heap100 / 2 ** 20).toFixed(2)} MiB, step 400 ${(heap400 / 2 ** 20).toFixed(2)} MiB (${growth >= 0 ? '+' : ''}${(growth / 1024).toFixed(0)} KiB)`);
+      assert.ok(growth < 256 * 1024, `JS heap grew by ${(growth / 1024).toFixed(0)} KiB over 300 decode steps`);
       ctx.close();
     } finally {
       file.source.close?.();
