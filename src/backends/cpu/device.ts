@@ -208,7 +208,7 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
    * rms_norm nodes immediately followed (in `nodes`) by a mul with a weight of one row length that is
    * the norm's only reader: rms id -> mul id, and -(mul id)-1 -> rms id.
    */
-  function rmsMulFusions(g: Graph, nodes: readonly number[]): Map<number, number> {
+  function rmsMulFusions(g: Graph, nodes: readonly number[], at: (id: number) => Placement): Map<number, number> {
     const readers = new Map<number, number>();
     for (const id of g.nodes) for (const s of g.tensors[id]!.src) readers.set(s, (readers.get(s) ?? 0) + 1);
     const fuse = new Map<number, number>();
@@ -216,7 +216,11 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
       const t = g.tensors[nodes[i]!]!, m = g.tensors[nodes[i + 1]!]!;
       if (t.op !== 'rms_norm' || m.op !== 'mul' || m.src[0] !== t.id || readers.get(t.id) !== 1 || t.id === g.output) continue;
       const w = g.tensors[m.src[1]!]!;
-      if (w.role !== 'weight' || w.dtype !== 'f32' || nElements(w) !== t.params.rowLen) continue;
+      if (w.role !== 'weight' || typeId(w) !== F32 || nElements(w) !== t.params.rowLen) continue;
+      // the arena may give the mul's result the bytes of the norm's input (dead after the norm): fusing
+      // then works in place, but not over a partial overlap (a row written before it is read)
+      const x = ptrOf(at(t.src[0]!)), y = ptrOf(at(m.id)), bytes = 4 * nElements(t);
+      if (x !== y && x < y + bytes && y < x + bytes) continue;
       fuse.set(t.id, m.id);
       fuse.set(-m.id - 1, t.id);
     }
@@ -231,7 +235,7 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
     // views made at compile time are over memory.buffer as it was: recompile when the memory grew
     if (prog && prog.placement === ctx.placement && prog.bytes === rt.memory.buffer.byteLength) return prog;
     const g = ctx.graph, at = ctx.placement;
-    const fuse = rmsMulFusions(g, nodes);
+    const fuse = rmsMulFusions(g, nodes, at);
     let lastShare = -1;
     const run = nodes.map((id) => {
       const t = g.tensors[id]!;
