@@ -431,6 +431,70 @@ export function mm_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: u
   }
 }
 
+// Q4_0 with 4 rows interleaved (CpuLayout.Q4_0r4, the analogue of llama.cpp's block_q4_0x8 repack): per
+// group of 4 rows and per block, [4 x f16 d][4 x 16 B quants] (72 B), so one stream feeds 4 rows. Each row
+// still has its own chain of per-block fused multiply-adds (ggml_gemv_q4_0_8x8_q8_0's order), but the 4
+// chains run side by side in two f64x2: the scalar chain of one row is latency-bound, 4 are not.
+// in place: row groups [g0, g1) of rows ws bytes apart, via tmp (4*ws bytes)
+export function repack_q4_0r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tmp: usize): void {
+  for (let g = g0; g < g1; g++) {
+    const p = w + <usize>g * 4 * ws;
+    const n: usize = 4 * ws;
+    let i: usize = 0;
+    for (; i + 16 <= n; i += 16) v128.store(tmp + i, v128.load(p + i));
+    for (; i < n; i++) store<u8>(tmp + i, load<u8>(p + i));
+    for (let b: usize = 0; b < <usize>nb; b++) {
+      const o = p + b * 72;
+      for (let j: usize = 0; j < 4; j++) {
+        const src = tmp + j * ws + b * 18;
+        store<u16>(o + 2 * j, load<u16>(src));
+        v128.store(o + 8 + 16 * j, v128.load(src, 2));
+      }
+    }
+  }
+}
+// one Q4_0 block row (16 bytes of nibbles at q) . widened activations a0..a3 -> i32x4 partial sums
+@inline function q4r_row(q: usize, a0: v128, a1: v128, a2: v128, a3: v128): v128 {
+  const m = i16x8.splat(0x0f);
+  const u0 = v128.load8x8_u(q), u1 = v128.load8x8_u(q, 8);
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
+    i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3)));
+}
+// 4 rows of a Q4_0r4 group against one activation row (Q8_0 aux table at ax): 4 results at y
+@inline function dot4_q4_0r4(w: usize, ax: usize, nb: i32, y: usize): void {
+  let c0 = f64x2.splat(0), c1 = c0;
+  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20;
+  const m = i64x2.splat(0x1fffffff), t = i64x2.splat(0x10000000);
+  const we = w + <usize>nb * 72;
+  while (w < we) {
+    const d4 = f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)));
+    const a0 = v128.load(ap), a1 = v128.load(ap, 16), a2 = v128.load(ap, 32), a3 = v128.load(ap, 48);
+    const sums = i32x4.sub(hsum4_i32(q4r_row(w + 8, a0, a1, a2, a3), q4r_row(w + 24, a0, a1, a2, a3),
+      q4r_row(w + 40, a0, a1, a2, a3), q4r_row(w + 56, a0, a1, a2, a3)), i32x4.splat(load<i32>(cp)));
+    const f = f32x4.convert_i32x4_s(sums);
+    const p0 = f64x2.mul(lo_f64(f), lo_f64(d4)), p1 = f64x2.mul(hi_f64(f), hi_f64(d4));
+    const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1);
+    if (v128.any_true(v128.or(i64x2.eq(v128.and(s0, m), t), i64x2.eq(v128.and(s1, m), t)))) {
+      c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1);
+    } else {
+      c0 = round2(s0); c1 = round2(s1);
+    }
+    w += 72; ap += 64; cp += 16; dp += 4;
+  }
+  v128.store(y, f32x4_of(c0, c1));
+}
+// rows [r0, r1) are whole groups of 4 (dispatched with align 4)
+export function mm_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r += 4) dot4_q4_0r4(w + <usize>r * ws, xt, nb, yt + (<usize>r << 2));
+    }
+  }
+}
+
 // Q8_1 activation side table, per activation row (8*nb bytes): f32 d[nb], then f32 s[nb] (the f16 fields widened)
 export function q8_1_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: usize, nb: i32): void {
   for (let r = r0; r < r1; r++) {

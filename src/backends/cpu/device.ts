@@ -67,7 +67,7 @@ function exactMatmul(wt: number, rows: number, nTok: number): boolean {
   switch (wt) {
     case GgmlType.F32: case GgmlType.F16: case GgmlType.Q8_0: case GgmlType.Q6_K: return true;
     // repacked by llama.cpp (GEMV/GEMM orders) only with rows % 8 == 0; otherwise the AVX2 vec_dot
-    case GgmlType.Q4_0: case GgmlType.Q4_K: case CpuLayout.Q4_0x4: return rows % 8 === 0;
+    case GgmlType.Q4_0: case GgmlType.Q4_K: case CpuLayout.Q4_0x4: case CpuLayout.Q4_0r4: return rows % 8 === 0;
     default: return false;
   }
 }
@@ -271,13 +271,13 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
     },
     close: () => rt.close(),
     /**
-     * Q4_0 weights llama.cpp would repack (rows % 8 == 0) are regrouped 4 blocks at a time in place
-     * (Q4_0x4: aligned scale and quant loads, +18% from DRAM); same arithmetic, so the same bits.
+     * Q4_0 weights llama.cpp would repack (rows % 8 == 0) are interleaved 4 rows per block in place
+     * (Q4_0r4: 4 rows' fused multiply-add chains side by side); same arithmetic, so the same bits.
      */
     prepareWeight(placement: Placement, type: number, dims: readonly number[]): number {
       const cols = dims[0]!, rows = dims.slice(1).reduce((a, b) => a * b, 1);
-      if (type !== GgmlType.Q4_0 || rows % 8 !== 0 || (cols / 32) % 4 !== 0 || !(placement.buffer as Partial<CpuBuffer>).ptr) return type;
-      return rt.repackWeights(type, ptrOf(placement), rows, cols);
+      if (type !== GgmlType.Q4_0 || rows % 8 !== 0 || !(placement.buffer as Partial<CpuBuffer>).ptr) return type;
+      return rt.repackRows4(ptrOf(placement), rows, cols);
     },
   };
   return device;

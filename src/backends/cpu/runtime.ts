@@ -51,12 +51,14 @@ const ATT_TILE = 4;
 export const CpuLayout = {
   /** Q4_0 regrouped by 4 blocks: [4 x f16 d][4 x 16 B quants]; same size as Q4_0, aligned SIMD loads */
   Q4_0x4: 0x1002,
+  /** Q4_0 with 4 rows interleaved per block: [4 x f16 d][4 x 16 B quants]; rows % 4 == 0; same size as Q4_0 */
+  Q4_0r4: 0x1003,
 } as const;
 
 /** Activation type the kernels take for a weight type (as ggml's vec_dot_type; F16 -> f32 rounded through f16). */
 export function activationTypeFor(wtype: number): number {
   switch (wtype) {
-    case GgmlType.Q4_0: case GgmlType.Q5_0: case GgmlType.Q8_0: case GgmlType.IQ4_NL: case CpuLayout.Q4_0x4: return GgmlType.Q8_0;
+    case GgmlType.Q4_0: case GgmlType.Q5_0: case GgmlType.Q8_0: case GgmlType.IQ4_NL: case CpuLayout.Q4_0x4: case CpuLayout.Q4_0r4: return GgmlType.Q8_0;
     case GgmlType.Q4_1: case GgmlType.Q5_1: return GgmlType.Q8_1;
     case GgmlType.Q2_K: case GgmlType.Q3_K: case GgmlType.Q4_K: case GgmlType.Q5_K: case GgmlType.Q6_K: case GgmlType.IQ4_XS: return GgmlType.Q8_K;
     case GgmlType.F16: return GgmlType.F16;
@@ -78,10 +80,11 @@ export function activationRowBytes(vtype: number, cols: number): number {
 }
 
 /** aux: the kernel takes an activation side table (Q8_0: f32 d + 8*sum per block; Q8_1: f32 d and s) */
-interface WeightKernel { name: KernelName; block: number; bytes: number; aux?: boolean }
+interface WeightKernel { name: KernelName; block: number; bytes: number; aux?: boolean; rowAlign?: number }
 const WEIGHT_KERNELS: Record<number, WeightKernel> = {
   [GgmlType.Q4_0]: { name: 'mm_q4_0', block: 32, bytes: 18, aux: true },
   [CpuLayout.Q4_0x4]: { name: 'mm_q4_0x4', block: 32, bytes: 18, aux: true },
+  [CpuLayout.Q4_0r4]: { name: 'mm_q4_0r4', block: 32, bytes: 18, aux: true, rowAlign: 4 },
   [GgmlType.Q4_1]: { name: 'mm_q4_1', block: 32, bytes: 20, aux: true },
   [GgmlType.Q5_0]: { name: 'mm_q5_0', block: 32, bytes: 22, aux: true },
   [GgmlType.Q5_1]: { name: 'mm_q5_1', block: 32, bytes: 24, aux: true },
@@ -255,6 +258,8 @@ export interface CpuRuntime {
    * the weight type id to use from then on (a CpuLayout id, or `wtype` itself when nothing applies).
    */
   repackWeights(wtype: number, w: number, rows: number, cols: number): number;
+  /** Q4_0 -> CpuLayout.Q4_0r4 (4 rows interleaved per block; rows % 4 == 0), in place; returns the layout id */
+  repackRows4(w: number, rows: number, cols: number): number;
   /**
    * y = W . x for the activations the previous matmul() call quantized (same activation type, columns,
    * tokens and Q4_K GEMM rows; nothing else may have called matmul in between): no quantization and no
@@ -615,7 +620,7 @@ class Runtime implements CpuRuntime {
         this.lastAuxVt = scratch ? vt : -1;
       }
     }
-    this.dispatch(KERNEL_INDEX[k.name], rows, 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs, nGemm);
+    this.dispatch(KERNEL_INDEX[k.name], rows, k.rowAlign ?? 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs, nGemm);
   }
 
   matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number): void {
@@ -624,6 +629,20 @@ class Runtime implements CpuRuntime {
       throw new CpuRuntimeError('BAD_SHAPE', `matmulShared: the last matmul quantized other activations (type ${this.lastVt}, ${this.lastCols} x ${this.lastTok})`);
     }
     this.mm(wtype, w, rows, cols, this.scratch, nTokens, y, rows * 4, -1, nGemm, true);
+  }
+
+  repackRows4(w: number, rows: number, cols: number): number {
+    const ws = weightRowBytes(GgmlType.Q4_0, cols);
+    if (rows % 4) throw new CpuRuntimeError('BAD_SHAPE', `Q4_0r4 needs a multiple of 4 rows, got ${rows}`);
+    const mark = this.mark();
+    const tmp = this.alloc(4 * ws, 16);
+    try {
+      // one thread: the kernel copies each group through tmp
+      this.fns[KERNEL_INDEX.repack_q4_0r4]!(0, rows / 4, w, ws, cols / 32, tmp);
+    } finally {
+      this.release(mark);
+    }
+    return CpuLayout.Q4_0r4;
   }
 
   repackWeights(wtype: number, w: number, rows: number, cols: number): number {
@@ -758,8 +777,9 @@ class Runtime implements CpuRuntime {
   }
 
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void {
-    const rb = wtype === CpuLayout.Q4_0x4 ? weightRowBytes(wtype, cols) : rowBytesOf(wtype, cols);
-    const base = wtype === CpuLayout.Q4_0x4 ? GgmlType.Q4_0 : wtype;
+    const repacked = wtype === CpuLayout.Q4_0x4 || wtype === CpuLayout.Q4_0r4;
+    const rb = repacked ? weightRowBytes(wtype, cols) : rowBytesOf(wtype, cols);
+    const base = repacked ? GgmlType.Q4_0 : wtype;
     const deq = dequantizer(base);
     const u8 = this.heapU8();
     const f32 = this.heapF32();
@@ -776,6 +796,17 @@ class Runtime implements CpuRuntime {
             t[g + k * 18 + 1] = u8[so + g + 2 * k + 1]!;
             t.set(u8.subarray(so + g + 8 + 16 * k, so + g + 24 + 16 * k), g + k * 18 + 2);
           }
+        }
+        src = t; so = 0;
+      } else if (wtype === CpuLayout.Q4_0r4) {
+        // gather this row's blocks out of its 4-row group
+        if (!this.rowTmp || this.rowTmp.length < rb) this.rowTmp = new Uint8Array(rb);
+        const t = this.rowTmp, r = ids[i]!, g = table + (r - (r & 3)) * rb, j = r & 3;
+        for (let b = 0; b < rb / 18; b++) {
+          const o = g + b * 72;
+          t[b * 18] = u8[o + 2 * j]!;
+          t[b * 18 + 1] = u8[o + 2 * j + 1]!;
+          t.set(u8.subarray(o + 8 + 16 * j, o + 24 + 16 * j), b * 18 + 2);
         }
         src = t; so = 0;
       }
