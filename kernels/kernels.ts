@@ -472,8 +472,9 @@ export function repack_q4_0r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tm
     const a0 = v128.load(ap), a1 = v128.load(ap, 16), a2 = v128.load(ap, 32), a3 = v128.load(ap, 48);
     const sums = i32x4.sub(hsum4_i32(q4r_row(w + 8, a0, a1, a2, a3), q4r_row(w + 24, a0, a1, a2, a3),
       q4r_row(w + 40, a0, a1, a2, a3), q4r_row(w + 56, a0, a1, a2, a3)), i32x4.splat(load<i32>(cp)));
-    const f = f32x4.convert_i32x4_s(sums);
-    const p0 = f64x2.mul(lo_f64(f), lo_f64(d4)), p1 = f64x2.mul(hi_f64(f), hi_f64(d4));
+    // |sum| <= 32*8*128: exact in f32, so straight to f64
+    const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(sums), lo_f64(d4));
+    const p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sums, sums, 2, 3, 0, 1)), hi_f64(d4));
     const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1);
     if (v128.any_true(v128.or(i64x2.eq(v128.and(s0, m), t), i64x2.eq(v128.and(s1, m), t)))) {
       c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1);
