@@ -674,8 +674,8 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 }
 // Q4_K as llama.cpp runs repacked Q4_K weights (rows % 8 == 0): ggml_gemv_q4_K_8x8_q8_K fuses one
 // multiply-add per super-block (the whole integer sum by d = d_w*d_a, the mins' sum by dmin*d_a; result
-// acc - acc_min); ggml_gemm_q4_K_8x8_q8_K (activation rows in groups of 4) fuses one per 64 values.
-@inline function dot_q4_K(w: usize, a: usize, ax: usize, nb: i32, gemm: bool): f32 {
+// acc - acc_min); the GEMM for groups of 4 activation rows (dot4t_q4_K) fuses one per 64 values.
+@inline function dot_q4_K(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let acc: f32 = 0, accm: f32 = 0;
   const m4 = i16x8.splat(0x0f);
   const end = w + <usize>nb * 144;
@@ -684,50 +684,102 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     const d = h2f(load<u16>(w)) * ad;
     const dmin = h2f(load<u16>(w, 2)) * ad;
     const smv = k4_scales(w + 4);
-    // mins times the activation sums of each 32 values: lanes j = 0..3 and 4..7
-    const b0 = v128.load(a, 260), b1 = v128.load(a, 276);
-    const bs = i16x8.add(
-      i8x16.shuffle(b0, b1, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29),
-      i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31));
-    const mins = i16x8.extend_high_i8x16_u(smv);
-    const mlo = i32x4.extmul_low_i16x8_s(bs, mins), mhi = i32x4.extmul_high_i16x8_s(bs, mins);
     // sub-block scales as i32 pairs (lane 0: low nibbles' scale, lane 1: high nibbles'), rotated per step
     let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let isum = i32x4.splat(0);
     let qs = w + 16, q8 = ax;
-    for (let j = 0; j < 4; j++) {
+    const qe = qs + 128;
+    while (qs < qe) {
       const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
       const lo = dot32_w16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
       const hi = dot32_w16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 64);
-      const step = i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1)));
-      if (gemm) {
-        const mv = j < 2 ? mlo : mhi;
-        const mj = (j & 1) ? i32x4.extract_lane(mv, 2) + i32x4.extract_lane(mv, 3) : i32x4.extract_lane(mv, 0) + i32x4.extract_lane(mv, 1);
-        acc = fmaf(<f32>hsum_i32x4(step), d, acc);
-        accm = fmaf(<f32>mj, dmin, accm);
-      } else isum = i32x4.add(isum, step);
+      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1))));
       sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
       sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
       qs += 32; q8 += 128;
     }
-    if (!gemm) {
-      acc = fmaf(<f32>hsum_i32x4(isum), d, acc);
-      accm = fmaf(<f32>hsum_i32x4(i32x4.add(mlo, mhi)), dmin, accm);
-    }
+    acc = fmaf(<f32>hsum_i32x4(isum), d, acc);
+    accm = fmaf(<f32>k4_summins(smv, a), dmin, accm);
     w += 144; a += 292; ax += 512;
   }
   return acc - accm;
 }
-// activation rows t < nGemm take the GEMM order (llama.cpp's groups of 4 rows), the rest the GEMV order
+// ggml_gemm_q4_K_8x8_q8_K for one weight row and 4 activation rows (tokens) at once: the nibbles are
+// decoded once for the 4 tokens, and the 4 tokens' FMA chains (one per 64 values) run side by side in
+// f64x2 lanes. a: token t's Q8_K row (as bytes apart), ax: its widened quants (axs apart); 4 results
+// at y, y + ys, y + 2ys, y + 3ys.
+@inline function q4k_minsums(a: usize, mins: v128): v128 {
+  const b0 = v128.load(a, 260), b1 = v128.load(a, 276);
+  const bs = i16x8.add(
+    i8x16.shuffle(b0, b1, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29),
+    i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31));
+  // [m0*B0 + m1*B1, m2*B2 + m3*B3, m4*B4 + m5*B5, m6*B6 + m7*B7]: the mins term of each 64 values
+  return g4(i32x4.extmul_low_i16x8_s(bs, mins), i32x4.extmul_high_i16x8_s(bs, mins));
+}
+@inline function dot4t_q4_K(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c0 = f64x2.splat(0), c1 = c0, m0 = c0, m1 = c0;
+  const m4 = i16x8.splat(0x0f);
+  const end = w + <usize>nb * 144;
+  while (w < end) {
+    let yd = f32x4.splat(load<f32>(a));
+    yd = f32x4.replace_lane(yd, 1, load<f32>(a + as));
+    yd = f32x4.replace_lane(yd, 2, load<f32>(a + 2 * as));
+    yd = f32x4.replace_lane(yd, 3, load<f32>(a + 3 * as));
+    const dd = f32x4.mul(f32x4.splat(h2f(load<u16>(w))), yd), dm = f32x4.mul(f32x4.splat(h2f(load<u16>(w, 2))), yd);
+    const ddl = lo_f64(dd), ddh = hi_f64(dd), dml = lo_f64(dm), dmh = hi_f64(dm);
+    const smv = k4_scales(w + 4);
+    const mins = i16x8.extend_high_i8x16_u(smv);
+    // mins terms, token-major, then transposed to step-major (M_j lane k = token k)
+    const t0 = q4k_minsums(a, mins), t1 = q4k_minsums(a + as, mins), t2 = q4k_minsums(a + 2 * as, mins), t3 = q4k_minsums(a + 3 * as, mins);
+    const u01a = i32x4.shuffle(t0, t1, 0, 4, 1, 5), u23a = i32x4.shuffle(t2, t3, 0, 4, 1, 5);
+    const u01b = i32x4.shuffle(t0, t1, 2, 6, 3, 7), u23b = i32x4.shuffle(t2, t3, 2, 6, 3, 7);
+    const mj0 = i32x4.shuffle(u01a, u23a, 0, 1, 4, 5), mj1 = i32x4.shuffle(u01a, u23a, 2, 3, 6, 7);
+    const mj2 = i32x4.shuffle(u01b, u23b, 0, 1, 4, 5), mj3 = i32x4.shuffle(u01b, u23b, 2, 3, 6, 7);
+    let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let qs = w + 16, q8 = ax;
+    for (let j = 0; j < 4; j++) {
+      const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
+      const l0 = v128.and(u0, m4), l1 = v128.and(u1, m4), l2 = v128.and(u2, m4), l3 = v128.and(u3, m4);
+      const h0 = i16x8.shr_u(u0, 4), h1 = i16x8.shr_u(u1, 4), h2 = i16x8.shr_u(u2, 4), h3 = i16x8.shr_u(u3, 4);
+      const s0 = i32x4.shuffle(sc, sc, 0, 0, 0, 0), s1 = i32x4.shuffle(sc, sc, 1, 1, 1, 1);
+      const p0 = i32x4.add(i32x4.mul(dot32_w16(l0, l1, l2, l3, q8), s0), i32x4.mul(dot32_w16(h0, h1, h2, h3, q8 + 64), s1));
+      const p1 = i32x4.add(i32x4.mul(dot32_w16(l0, l1, l2, l3, q8 + axs), s0), i32x4.mul(dot32_w16(h0, h1, h2, h3, q8 + axs + 64), s1));
+      const p2 = i32x4.add(i32x4.mul(dot32_w16(l0, l1, l2, l3, q8 + 2 * axs), s0), i32x4.mul(dot32_w16(h0, h1, h2, h3, q8 + 2 * axs + 64), s1));
+      const p3 = i32x4.add(i32x4.mul(dot32_w16(l0, l1, l2, l3, q8 + 3 * axs), s0), i32x4.mul(dot32_w16(h0, h1, h2, h3, q8 + 3 * axs + 64), s1));
+      // |sum of 64 values| <= 64*15*127*63 < 2^24 and the mins term likewise: exact in f32, so straight to f64
+      const sj = hsum4_i32(p0, p1, p2, p3);
+      const mj = j == 0 ? mj0 : j == 1 ? mj1 : j == 2 ? mj2 : mj3;
+      c0 = fma2(f64x2.mul(f64x2.convert_low_i32x4_s(sj), ddl), c0);
+      c1 = fma2(f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sj, sj, 2, 3, 0, 1)), ddh), c1);
+      m0 = fma2(f64x2.mul(f64x2.convert_low_i32x4_s(mj), dml), m0);
+      m1 = fma2(f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(mj, mj, 2, 3, 0, 1)), dmh), m1);
+      sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
+      sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
+      qs += 32; q8 += 128;
+    }
+    w += 144; a += 292; ax += 512;
+  }
+  const r = f32x4.sub(f32x4_of(c0, c1), f32x4_of(m0, m1));
+  store<f32>(y, f32x4.extract_lane(r, 0));
+  store<f32>(y + ys, f32x4.extract_lane(r, 1));
+  store<f32>(y + 2 * ys, f32x4.extract_lane(r, 2));
+  store<f32>(y + 3 * ys, f32x4.extract_lane(r, 3));
+}
+// activation rows t < nGemm (a multiple of 4) take the GEMM order, 4 at a time; the rest the GEMV order
 export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, nGemm: i32): void {
-  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  // tiles of ROW_TILE rows stay in L1 while the activation rows pass over them
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
-    for (let t = 0; t < nTok; t++) {
+    let t = 0;
+    for (; t + 4 <= nGemm; t += 4) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      if (t < nGemm) for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, xt, nb, true));
-      else for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, xt, nb, false));
+      for (let r = rt; r < re; r++) dot4t_q4_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+    }
+    for (; t < nTok; t++) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, xt, nb));
     }
   }
 }
