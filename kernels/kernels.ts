@@ -19,8 +19,10 @@
 //   Q6_K 210 B: u8 ql[128], u8 qh[64], i8 scales[16], f16 d
 //   Q8_K 292 B: f32 d, i8 qs[256], i16 bsums[16]
 //
-// Integer block sums are computed exactly as ggml does (integer arithmetic is exact), only the float
-// accumulation order differs.
+// Integer block sums are computed exactly as ggml does (integer arithmetic is exact); the float
+// combination follows the ggml kernel llama.cpp's x86 build runs for the type where the cpu device relies
+// on it (Q8_0, Q6_K, Q4_0 / Q4_0r4, Q4_K, F32, F16; see "ggml's float order" below). The other types'
+// kernels keep their own (faster, free) order.
 
 // ---------------------------------------------------------------------------------------------
 // f16 <-> f32
@@ -605,11 +607,6 @@ export function mm_q5_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   }
 }
 
-@inline function q8_block(w: usize, a: usize): v128 {
-  return i32x4.add(
-    i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w), v128.load8x8_s(a)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 8), v128.load8x8_s(a, 8))),
-    i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 16), v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 24), v128.load8x8_s(a, 24))));
-}
 // ggml_vec_dot_q8_0_q8_0 on x86 (and tinyBLAS_Q0_AVX, same arithmetic): 8 int32 lanes per block (lane l =
 // values 4l..4l+3), each fused-multiply-added by d = d_w*d_a into its own f32 accumulator, hsum_float_8.
 // The lane sums (|s| <= 4*127*128) convert to f64 exactly.
@@ -832,14 +829,6 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   }
 }
 
-// 16 unsigned bytes . 16 int8 at a (activations widened by the load)
-@inline function dot16_u8(u: v128, a: usize): v128 {
-  return i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load8x8_s(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load8x8_s(a, 8)));
-}
-// 16 unsigned bytes . 16 activations already widened to i16 at a
-@inline function dot16_u8w(u: v128, a: usize): v128 {
-  return i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load(a, 16)));
-}
 // 16 unsigned bytes . 16 widened activations at a -> sums of 4 consecutive values (i32x4)
 @inline function dot16_g4(u: v128, a: usize): v128 {
   return g4(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load(a, 16)));

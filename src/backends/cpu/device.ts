@@ -60,10 +60,9 @@ const matmulTypes = new Set(MATMUL_TYPES);
 
 /**
  * Does the WASM kernel reproduce ggml's float order (src/backends/reference/matmul.ts) for this
- * weight type, weight row count and batch? Otherwise the reference kernel runs on the same memory.
+ * weight type and weight row count? Otherwise the reference kernel runs on the same memory.
  */
-function exactMatmul(wt: number, rows: number, nTok: number): boolean {
-  void nTok;
+function exactMatmul(wt: number, rows: number): boolean {
   switch (wt) {
     case GgmlType.F32: case GgmlType.F16: case GgmlType.Q8_0: case GgmlType.Q6_K: return true;
     // repacked by llama.cpp (GEMV/GEMM orders) only with rows % 8 == 0; otherwise the AVX2 vec_dot
@@ -89,16 +88,11 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
   const ptrOf = (p: Placement) => (p.buffer as CpuBuffer).ptr + p.offset;
   const i32 = (p: Placement, n: number) => new Int32Array(rt.memory.buffer, ptrOf(p), n);
 
-  /**
-   * The work of one node, bound once per plan (pointers, shapes and argument objects computed here, the
-   * runtime's scratch reserved for the shape), so computing a node allocates nothing. null: no WASM
-   * kernel reproduces the reference for this node; the reference kernel runs on the same memory.
-   */
   /** A mul_mat node the WASM kernels compute (shape and types), or null when the reference must. */
   function wasmMatmul(g: Graph, t: TensorDesc): { wt: number; rows: number; cols: number; nTok: number; share: number } | null {
     const w = g.tensors[t.src[0]!]!, x = g.tensors[t.src[1]!]!, wt = typeId(w);
     const rows = w.shape[1] ?? 1, cols = w.shape[0]!, nTok = x.shape[1] ?? 1;
-    if (!matmulTypes.has(wt) || (!fastNumerics && !exactMatmul(wt, rows, nTok))) return null;
+    if (!matmulTypes.has(wt) || (!fastNumerics && !exactMatmul(wt, rows))) return null;
     // matmuls with the same input, activation type and Q4_K GEMM rows can share one quantization
     const vt = activationTypeFor(wt);
     const share = vt === F32 ? -1 : ((x.id * 64 + vt) * 8192 + q4KGemmRows(wt, rows, nTok));
@@ -106,6 +100,9 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
   }
 
   /**
+   * The work of one node, bound once per plan (pointers, shapes and argument objects computed here, the
+   * runtime's scratch reserved for the shape), so computing a node allocates nothing. null: no WASM
+   * kernel reproduces the reference for this node; the reference kernel runs on the same memory.
    * `shared`: the previous WASM matmul of this program quantized the same activations, and no other
    * matmul runs in between (nothing else writes the runtime's activation scratch).
    */
