@@ -79,6 +79,7 @@ async function main(): Promise<void> {
       'flash-attention': { type: 'boolean' },
       output: { type: 'string', short: 'o' },
       out: { type: 'string' },
+      engines: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
   --device NAME           gguf-edge device (default ${defaultDeviceName()})
   --flash-attention       llama.cpp with flash attention (default off, as llama-bench)
   -o, --output md|json    ratio table (default) or the raw results as JSON
+  --engines LIST          gguf-edge,llama.cpp (default both; one alone gives its absolute figures)
   --out FILE              also write the markdown report (command, machine, table) to FILE
 `);
     return;
@@ -106,6 +108,8 @@ async function main(): Promise<void> {
   let llama: Llama | undefined;
   const getL = async () => (llama ??= await getLlama({ gpu: false, build: 'never', skipDownload: true, maxThreads: 0, logLevel: LlamaLogLevel.error }));
   const fa = !!values['flash-attention'];
+  const which = (values.engines ?? 'gguf-edge,llama.cpp').split(',');
+  if (which.length === 0 || which.some((w) => w !== 'gguf-edge' && w !== 'llama.cpp')) throw new Error(`--engines takes gguf-edge and/or llama.cpp, got "${values.engines}"`);
   const all: BenchResult[] = [];
   for (const spec of (values.models ?? DEFAULT_MODELS).split(',').filter(Boolean)) {
     let path = spec, label = spec;
@@ -118,7 +122,10 @@ async function main(): Promise<void> {
       label = `${shape.name}:${type}`;
     }
     process.stderr.write(`${label}: ${threads.join(',')} threads, -p ${pp.join(',')} -n ${tg.join(',')} -r ${reps}\n`);
-    const res = await runBench(path, [ggufEdgeEngine(path, deviceName), llamaCppEngine(path, getL, fa)], {
+    const engines: BenchEngine[] = [];
+    if (which.includes('gguf-edge')) engines.push(ggufEdgeEngine(path, deviceName));
+    if (which.includes('llama.cpp')) engines.push(llamaCppEngine(path, getL, fa));
+    const res = await runBench(path, engines, {
       pp, tg, threads, reps, label, onProgress: (m) => { if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${m}`); },
     });
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
@@ -128,12 +135,15 @@ async function main(): Promise<void> {
   if (values.output === 'json') { process.stdout.write(JSON.stringify(all, null, 2) + '\n'); return; }
 
   const rows: string[][] = [];
-  for (const r of all.filter((x) => x.engine === 'gguf-edge')) {
-    const peer = all.find((x) => x.engine === 'llama.cpp' && x.model === r.model && x.threads === r.threads && x.test === r.test)!;
-    const ratio = r.tps_mean / peer.tps_mean;
+  const keys = new Map<string, BenchResult>();
+  for (const r of all) if (!keys.has(`${r.model}|${r.threads}|${r.test}`)) keys.set(`${r.model}|${r.threads}|${r.test}`, r);
+  for (const r of keys.values()) {
+    const ours = all.find((x) => x.engine === 'gguf-edge' && x.model === r.model && x.threads === r.threads && x.test === r.test);
+    const peer = all.find((x) => x.engine === 'llama.cpp' && x.model === r.model && x.threads === r.threads && x.test === r.test);
+    const ratio = ours && peer ? ours.tps_mean / peer.tps_mean : undefined;
     const t = target(r.model_type, r.test);
-    rows.push([r.model, formatBytes(r.model_bytes), String(r.threads), r.test, formatTps(r.tps_mean, r.tps_sd), formatTps(peer.tps_mean, peer.tps_sd),
-      ratio.toFixed(3), t === undefined ? '-' : `>= ${t}`, t === undefined ? '' : ratio >= t ? 'yes' : 'no']);
+    rows.push([r.model, formatBytes(r.model_bytes), String(r.threads), r.test, ours ? formatTps(ours.tps_mean, ours.tps_sd) : '-', peer ? formatTps(peer.tps_mean, peer.tps_sd) : '-',
+      ratio === undefined ? '-' : ratio.toFixed(3), t === undefined ? '-' : `>= ${t}`, t === undefined || ratio === undefined ? '' : ratio >= t ? 'yes' : 'no']);
   }
   const table = markdownTable(['model', 'size', 'threads', 'test', `gguf-edge (${deviceName}) t/s`, 'llama.cpp t/s', 'ratio', 'target', 'met'], rows,
     [false, true, true, true, true, true, true, false, false]);
