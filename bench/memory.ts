@@ -107,7 +107,7 @@ async function main(): Promise<number> {
     model_file_bytes: fileBytes, kv_cache_bytes: kvBytes, bound_bytes: bound,
     rss_start: start.rss, rss_after_load: afterLoad.rss, rss_after_prompt: afterPrompt.rss, rss_after_first_token: first,
     rss_max_after_first: maxAfterFirst, rss_min_after_first: minAfterFirst, rss_growth_after_first: growth,
-    peak_rss: peak, heap_used: mu.heapUsed, external: mu.external, array_buffers: mu.arrayBuffers,
+    peak_rss: peak, heap_total: mu.heapTotal, heap_used: mu.heapUsed, external: mu.external, array_buffers: mu.arrayBuffers,
     rss_at_token: Object.fromEntries(at.map((k) => [k, rss[k - 1]!])),
     within_bound: peak <= bound, flat_after_first_token: growth < FLAT, tg_tps: nGen / secs,
   };
@@ -128,7 +128,7 @@ async function main(): Promise<number> {
     `RSS at token     ${at.map((k) => `${k}: ${f(rss[k - 1]!)}`).join(', ')}`,
     `peak RSS (VmHWM) ${f(peak)}  -> ${peak <= bound ? 'within' : 'OVER'} the bound by ${f(Math.abs(bound - peak))}`,
     `flat after tok 1 ${growth < FLAT ? 'yes' : 'NO'} (growth < ${f(FLAT)})`,
-    `heap ${f(mu.heapUsed)}, external ${f(mu.external)}, array buffers ${f(mu.arrayBuffers)}; ${(nGen / secs).toFixed(2)} tok/s`,
+    `heap ${f(mu.heapUsed)} used / ${f(mu.heapTotal)} total, external ${f(mu.external)}, array buffers ${f(mu.arrayBuffers)}; ${(nGen / secs).toFixed(2)} tok/s`,
   ].join('\n') + '\n');
   return out.within_bound && out.flat_after_first_token ? 0 : 1;
 }
