@@ -53,9 +53,14 @@ function llamaCppEngine(path: string, getL: () => Promise<Llama>, flashAttention
       const s = seq!;
       await s.clearHistory();
       const toks = Array.from(tokens.subarray(0, test.n)) as unknown as Token[];
+      // Like llama-bench (llama_batch_get_one), every batch outputs the logits of its last token: a
+      // controlledEvaluate item with generateNext makes llama.cpp compute them (the output matmul is a
+      // large part of a small model's decode; evaluateWithoutGeneratingNewTokens would skip it). The
+      // greedy pick on the native side is the only extra work (~0.1 ms).
+      const next = { generateNext: { token: true, options: { temperature: 0 } } } as const;
       const t0 = performance.now();
-      if (test.kind === 'pp') await s.evaluateWithoutGeneratingNewTokens(toks);
-      else for (let i = 0; i < test.n; i++) await s.evaluateWithoutGeneratingNewTokens([toks[i]!]);
+      if (test.kind === 'pp') await s.controlledEvaluate([...toks.slice(0, -1), [toks[toks.length - 1]!, next]]);
+      else for (let i = 0; i < test.n; i++) await s.controlledEvaluate([[toks[i]!, next]]);
       return performance.now() - t0;
     },
     async close() { await release(); },
@@ -104,7 +109,7 @@ async function main(): Promise<void> {
   const threads = nums(values.threads, '2');
   const reps = Number(values.repetitions ?? 3);
   const deviceName = values.device ?? defaultDeviceName();
-  if (deviceName === 'reference') process.stderr.write('bench:compare: note: gguf-edge runs on the `reference` device (the slow plain-TS oracle; `cpu` is not registered yet): use small -p/-n\n');
+  if (deviceName === 'reference' && (values.engines ?? 'gguf-edge').includes('gguf-edge')) process.stderr.write('bench:compare: note: gguf-edge runs on the `reference` device (the slow plain-TS oracle; `cpu` is not registered yet): use small -p/-n\n');
   let llama: Llama | undefined;
   const getL = async () => (llama ??= await getLlama({ gpu: false, build: 'never', skipDownload: true, maxThreads: 0, logLevel: LlamaLogLevel.error }));
   const fa = !!values['flash-attention'];
