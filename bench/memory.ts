@@ -8,7 +8,9 @@
 //          [--device NAME] [-t THREADS] [--kv-type f16|f32] [--json]
 // Default model: --synthetic smollm2-135m:q4_0 (qwen3-0.6b:q4_k_m with the cpu device).
 
+import { spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { defaultDeviceName, getDevice } from '../src/backends/registry.js';
 import { formatBytes } from '../src/bench/format.js';
@@ -45,6 +47,7 @@ async function main(): Promise<number> {
       threads: { type: 'string', short: 't' },
       'kv-type': { type: 'string' },
       json: { type: 'boolean' },
+      'build-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -61,7 +64,11 @@ async function main(): Promise<number> {
   if (!path) {
     const spec = values.synthetic ?? (deviceName === 'reference' ? 'smollm2-135m:q4_0' : 'qwen3-0.6b:q4_k_m');
     const { shape, type } = parseSyntheticSpec(spec);
-    path = syntheticModel(shape.name, type).path;
+    if (values['build-only']) { process.stdout.write(syntheticModel(shape.name, type).path + '\n'); return 0; }
+    // build (or find) the synthetic file in a child process, so its vocab and buffers are not in our RSS
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--build-only', '--synthetic', spec], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    if (r.status !== 0) throw new Error(`building ${spec} failed`);
+    path = r.stdout.trim();
     label = spec;
   }
   const fileBytes = statSync(path).size;
