@@ -46,7 +46,8 @@ Output:
   -o, --output md|json|csv   md: llama-bench style table (default); json: one array of
                              {test, threads, tps_mean, tps_sd, model_bytes, model, model_type,
                               model_params, engine, device, n_prompt, n_gen, reps, avg_ms, samples_tps};
-                             csv: one row per result with a header
+                             csv: one row per result with a header.
+                             model_bytes is the file size; tps_* are tokens/s over the timed runs
   -h, --help                 show this help`;
 
 function list(v: string | undefined, name: string, def: number[]): number[] {
