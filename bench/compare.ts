@@ -13,7 +13,7 @@ import { cpus, availableParallelism } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
-import { defaultDeviceName } from '../src/backends/registry.js';
+import { closeDevices, defaultDeviceName } from '../src/backends/registry.js';
 import { formatBytes, formatTps, markdownTable } from '../src/bench/format.js';
 import { ggufEdgeEngine, runBench, type BenchEngine, type BenchResult, type BenchTest } from '../src/bench/runner.js';
 import { parseSyntheticSpec } from '../src/bench/shapes.js';
@@ -158,7 +158,7 @@ async function main(): Promise<void> {
   if (values.out) writeFileSync(values.out, report);
 }
 
-main().catch((e) => {
+main().then(() => closeDevices()).catch((e) => {
   process.stderr.write(`bench:compare: ${(e as Error).message}\n`);
   if (process.env.GGUF_EDGE_DEBUG) process.stderr.write(String((e as Error).stack) + '\n');
   process.exit(1);
