@@ -38,4 +38,7 @@ export async function closeDevices(): Promise<void> {
   for (const d of all) await (await d).close?.();
 }
 
+/** The default compute device's name. */
+export function defaultDeviceName(): string { return DEFAULT_DEVICE; }
+
 export function registerDevice(name: string, factory: Factory): void { factories[name] = factory; }

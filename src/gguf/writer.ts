@@ -100,8 +100,31 @@ function writeItem(o: Out, type: GgufWriteItemType, v: unknown, itemType?: GgufW
   }
 }
 
-/** Serialises a GGUF file to bytes. */
-export function writeGguf(input: GgufWriteInput): Uint8Array {
+/** A tensor's index entry, for writers that stream the data themselves. */
+export interface GgufTensorHeader {
+  name: string;
+  /** GGUF order, ne0 first */
+  dims: number[];
+  type: number;
+}
+
+/** Bytes a tensor's data takes (unpadded); throws for an unknown type or a row that is not whole blocks. */
+export function ggufTensorBytes(t: GgufTensorHeader): number {
+  const info = ggmlTypeInfo(t.type);
+  if (!info) throw new Error(`writeGguf: unknown ggml type ${t.type} for "${t.name}"`);
+  if ((t.dims[0] ?? 0) % info.blockSize !== 0) throw new Error(`writeGguf: tensor "${t.name}" row of ${t.dims[0]} is not a multiple of ${info.name}'s block of ${info.blockSize}`);
+  const n = t.dims.reduce((a, b) => a * b, 1);
+  return (n / info.blockSize) * info.typeSize;
+}
+
+/**
+ * The header of a GGUF file (magic, metadata, tensor index, padding up to the data section).
+ * Tensor data follows it back to back, each tensor padded to `alignment` (the offsets say where).
+ * writeGguf uses it; a streaming writer (e.g. the synthetic model builder) writes the data itself.
+ */
+export function ggufHeader(input: { version?: 1 | 2 | 3; metadata: [string, GgufWriteValue][]; tensors: GgufTensorHeader[]; alignment?: number }): {
+  header: Uint8Array; alignment: number; offsets: number[]; sizes: number[]; dataBytes: number;
+} {
   const version = input.version ?? 3;
   const o = new Out(version >= 2);
   const alignEntry = input.metadata.find(([k]) => k === 'general.alignment');
@@ -118,15 +141,13 @@ export function writeGguf(input: GgufWriteInput): Uint8Array {
   }
   // Lay tensor data out back to back, each padded to the alignment.
   const offsets: number[] = [];
+  const sizes: number[] = [];
   let off = 0;
   for (const t of input.tensors) {
-    const info = ggmlTypeInfo(t.type);
-    if (!info) throw new Error(`writeGguf: unknown ggml type ${t.type} for "${t.name}"`);
-    const n = t.dims.reduce((a, b) => a * b, 1);
-    const expect = (n / info.blockSize) * info.typeSize;
-    if (t.data.length !== expect) throw new Error(`writeGguf: tensor "${t.name}" has ${t.data.length} bytes, its shape needs ${expect}`);
+    const n = ggufTensorBytes(t);
     offsets.push(off);
-    off += Math.ceil(t.data.length / alignment) * alignment;
+    sizes.push(n);
+    off += Math.ceil(n / alignment) * alignment;
   }
   input.tensors.forEach((t, i) => {
     o.string(t.name);
@@ -135,12 +156,19 @@ export function writeGguf(input: GgufWriteInput): Uint8Array {
     o.u32(t.type);
     o.u64(offsets[i]!);
   });
-  if (input.tensors.length > 0) {
-    o.pad(alignment);
-    for (const t of input.tensors) {
-      o.bytes(t.data);
-      o.pad(alignment);
-    }
-  }
-  return o.buf.slice(0, o.len);
+  if (input.tensors.length > 0) o.pad(alignment);
+  return { header: o.buf.slice(0, o.len), alignment, offsets, sizes, dataBytes: off };
+}
+
+/** Serialises a GGUF file to bytes. */
+export function writeGguf(input: GgufWriteInput): Uint8Array {
+  input.tensors.forEach((t) => {
+    const expect = ggufTensorBytes(t);
+    if (t.data.length !== expect) throw new Error(`writeGguf: tensor "${t.name}" has ${t.data.length} bytes, its shape needs ${expect}`);
+  });
+  const h = ggufHeader(input);
+  const out = new Uint8Array(h.header.length + h.dataBytes);
+  out.set(h.header, 0);
+  input.tensors.forEach((t, i) => out.set(t.data, h.header.length + h.offsets[i]!));
+  return out;
 }

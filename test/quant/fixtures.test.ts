@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fixture } from '../helpers/fixtures.js';
 import { GgmlType, ggmlTypeName, rowBytes } from '../../src/gguf/ggml-types.js';
 import { dequantizeRow } from '../../src/quant/dequantize.js';
 import { roundToF16 } from '../../src/quant/float16.js';
@@ -11,8 +11,8 @@ import { quantizeActivations, vecDot, vecDotType } from '../../src/quant/vec-dot
 import { readGgufLite, type LiteGguf, type LiteTensor } from './gguf-lite.js';
 import { gaussian } from './helpers.js';
 
-// Fixtures live next to the repository: <repo>/../shared/fixtures/parity (this file runs from dist/test/quant).
-const DIR = process.env['GGUF_EDGE_FIXTURES'] ?? fileURLToPath(new URL('../../../../shared/fixtures/parity/', import.meta.url));
+// ../shared/fixtures/parity (GGUF_EDGE_FIXTURES overrides the fixtures root, as in every test)
+const DIR = fixture('parity');
 const ARCHS = ['llama', 'qwen2', 'qwen3', 'gemma2', 'gemma3', 'phi3'];
 
 function decodeTensor(g: LiteGguf, t: LiteTensor): Float32Array {

@@ -1,0 +1,165 @@
+// gguf-edge vs llama.cpp (node-llama-cpp's prebuilt CPU binary) on the same GGUF files, same thread
+// counts, runs alternating (gguf-edge, llama.cpp, gguf-edge, ...), llama-bench semantics for both:
+// pp<N> = one N-token batch into an empty context, tg<N> = N one-token decodes from an empty context,
+// one warm-up run per test, mean ± sd of tokens/s over the timed runs. Prints a ratio table against
+// the issue's targets. A benchmark, never a test: the machine is shared and figures are noisy.
+//
+// Usage: npm run bench:compare -- [--models SPEC,SPEC...] [-p 512] [-n 128] [-t 2] [-r 3]
+//          [--device NAME] [--flash-attention] [-o md|json] [--out FILE]
+// SPEC is a synthetic SHAPE:TYPE (built and cached like `gguf-edge bench --synthetic`) or a .gguf path.
+// llama.cpp is loaded with getLlama({gpu: false, build: 'never', skipDownload: true}): offline, prebuilt.
+
+import { cpus, availableParallelism } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
+import { closeDevices, defaultDeviceName } from '../src/backends/registry.js';
+import { formatBytes, formatTps, markdownTable } from '../src/bench/format.js';
+import { ggufEdgeEngine, runBench, type BenchEngine, type BenchResult, type BenchTest } from '../src/bench/runner.js';
+import { parseSyntheticSpec } from '../src/bench/shapes.js';
+import { syntheticModel } from '../src/bench/synthetic.js';
+
+const DEFAULT_MODELS = 'qwen3-0.6b:q4_k_m,llama-3.2-1b:q4_0,qwen3-0.6b:q8_0';
+
+/** The issue's targets (gguf-edge / llama.cpp tokens/s). */
+export function target(modelType: string, test: string): number | undefined {
+  if (test.startsWith('pp')) return 0.35;
+  if (/Q8_0$/.test(modelType)) return 0.9;
+  if (/Q4_K_M$|Q4_0$/.test(modelType)) return 0.75;
+  return undefined;
+}
+
+function llamaCppEngine(path: string, getL: () => Promise<Llama>, flashAttention: boolean): BenchEngine {
+  let model: LlamaModel | undefined;
+  let ctx: LlamaContext | undefined;
+  let seq: LlamaContextSequence | undefined;
+  let device = 'llama.cpp cpu';
+  const release = async () => {
+    await ctx?.dispose(); ctx = undefined; seq = undefined;
+    await model?.dispose(); model = undefined;
+  };
+  return {
+    name: 'llama.cpp',
+    get device() { return device; },
+    async load(threads, nCtx, nBatch) {
+      await release();
+      const llama = await getL();
+      device = `cpu (llama.cpp ${llama.llamaCppRelease.release}${flashAttention ? ', FA' : ''})`;
+      model = await llama.loadModel({ modelPath: path });
+      ctx = await model.createContext({ contextSize: nCtx, batchSize: nBatch, threads, flashAttention, sequences: 1 });
+      seq = ctx.getSequence();
+    },
+    async run(test: BenchTest, tokens: Int32Array) {
+      const s = seq!;
+      await s.clearHistory();
+      const toks = Array.from(tokens.subarray(0, test.n)) as unknown as Token[];
+      // Like llama-bench (llama_batch_get_one), every batch outputs the logits of its last token: a
+      // controlledEvaluate item with generateNext makes llama.cpp compute them (the output matmul is a
+      // large part of a small model's decode; evaluateWithoutGeneratingNewTokens would skip it). The
+      // greedy pick on the native side is the only extra work (~0.1 ms).
+      const next = { generateNext: { token: true, options: { temperature: 0 } } } as const;
+      const t0 = performance.now();
+      if (test.kind === 'pp') await s.controlledEvaluate([...toks.slice(0, -1), [toks[toks.length - 1]!, next]]);
+      else for (let i = 0; i < test.n; i++) await s.controlledEvaluate([[toks[i]!, next]]);
+      return performance.now() - t0;
+    },
+    async close() { await release(); },
+  };
+}
+
+function machine(): string {
+  const c = cpus();
+  return `${c[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores (node ${process.version}, ${process.platform}-${process.arch})`;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      models: { type: 'string', short: 'm' },
+      'n-prompt': { type: 'string', short: 'p' },
+      'n-gen': { type: 'string', short: 'n' },
+      threads: { type: 'string', short: 't' },
+      repetitions: { type: 'string', short: 'r' },
+      device: { type: 'string' },
+      'flash-attention': { type: 'boolean' },
+      output: { type: 'string', short: 'o' },
+      out: { type: 'string' },
+      engines: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`Usage: npm run bench:compare -- [options]
+  -m, --models SPEC,...   synthetic SHAPE:TYPE or .gguf paths (default ${DEFAULT_MODELS})
+  -p, --n-prompt N,...    pp sizes (default 512)
+  -n, --n-gen N,...       tg lengths (default 128)
+  -t, --threads N,...     thread counts, the same for both engines (default 2)
+  -r, --repetitions N     timed runs per test and engine, alternating (default 3)
+  --device NAME           gguf-edge device (default ${defaultDeviceName()})
+  --flash-attention       llama.cpp with flash attention (default off, as llama-bench)
+  -o, --output md|json    ratio table (default) or the raw results as JSON
+  --engines LIST          gguf-edge,llama.cpp (default both; one alone gives its absolute figures)
+  --out FILE              also write the markdown report (command, machine, table) to FILE
+`);
+    return;
+  }
+  const nums = (v: string | undefined, def: string) => (v ?? def).split(',').filter(Boolean).map(Number);
+  const pp = nums(values['n-prompt'], '512');
+  const tg = nums(values['n-gen'], '128');
+  const threads = nums(values.threads, '2');
+  const reps = Number(values.repetitions ?? 3);
+  const deviceName = values.device ?? defaultDeviceName();
+  if (deviceName === 'reference' && (values.engines ?? 'gguf-edge').includes('gguf-edge')) process.stderr.write('bench:compare: note: gguf-edge runs on the `reference` device (the slow plain-TS oracle; `cpu` is not registered yet): use small -p/-n\n');
+  let llama: Llama | undefined;
+  const getL = async () => (llama ??= await getLlama({ gpu: false, build: 'never', skipDownload: true, maxThreads: 0, logLevel: LlamaLogLevel.error }));
+  const fa = !!values['flash-attention'];
+  const which = (values.engines ?? 'gguf-edge,llama.cpp').split(',');
+  if (which.length === 0 || which.some((w) => w !== 'gguf-edge' && w !== 'llama.cpp')) throw new Error(`--engines takes gguf-edge and/or llama.cpp, got "${values.engines}"`);
+  const all: BenchResult[] = [];
+  for (const spec of (values.models ?? DEFAULT_MODELS).split(',').filter(Boolean)) {
+    let path = spec, label = spec;
+    if (!spec.endsWith('.gguf')) {
+      const { shape, type } = parseSyntheticSpec(spec);
+      const t0 = performance.now();
+      const m = syntheticModel(shape.name, type);
+      if (m.built) process.stderr.write(`built ${m.path} (${formatBytes(m.bytes)}) in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+      path = m.path;
+      label = `${shape.name}:${type}`;
+    }
+    process.stderr.write(`${label}: ${threads.join(',')} threads, -p ${pp.join(',')} -n ${tg.join(',')} -r ${reps}\n`);
+    const engines: BenchEngine[] = [];
+    if (which.includes('gguf-edge')) engines.push(ggufEdgeEngine(path, deviceName));
+    if (which.includes('llama.cpp')) engines.push(llamaCppEngine(path, getL, fa));
+    const res = await runBench(path, engines, {
+      pp, tg, threads, reps, label, onProgress: (m) => { if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${m}`); },
+    });
+    if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+    all.push(...res);
+  }
+  await llama?.dispose();
+  if (values.output === 'json') { process.stdout.write(JSON.stringify(all, null, 2) + '\n'); return; }
+
+  const rows: string[][] = [];
+  const keys = new Map<string, BenchResult>();
+  for (const r of all) if (!keys.has(`${r.model}|${r.threads}|${r.test}`)) keys.set(`${r.model}|${r.threads}|${r.test}`, r);
+  for (const r of keys.values()) {
+    const ours = all.find((x) => x.engine === 'gguf-edge' && x.model === r.model && x.threads === r.threads && x.test === r.test);
+    const peer = all.find((x) => x.engine === 'llama.cpp' && x.model === r.model && x.threads === r.threads && x.test === r.test);
+    const ratio = ours && peer ? ours.tps_mean / peer.tps_mean : undefined;
+    const t = target(r.model_type, r.test);
+    rows.push([r.model, formatBytes(r.model_bytes), String(r.threads), r.test, ours ? formatTps(ours.tps_mean, ours.tps_sd) : '-', peer ? formatTps(peer.tps_mean, peer.tps_sd) : '-',
+      ratio === undefined ? '-' : ratio.toFixed(3), t === undefined ? '-' : `>= ${t}`, t === undefined || ratio === undefined ? '' : ratio >= t ? 'yes' : 'no']);
+  }
+  const table = markdownTable(['model', 'size', 'threads', 'test', `gguf-edge (${deviceName}) t/s`, 'llama.cpp t/s', 'ratio', 'target', 'met'], rows,
+    [false, true, true, true, true, true, true, false, false]);
+  const cmd = `npm run bench:compare -- ${process.argv.slice(2).join(' ')}`.trim();
+  const report = `Command: \`${cmd}\`\n\nMachine: ${machine()}\n\nDate: ${new Date().toISOString()}\n\n${table}`;
+  process.stdout.write(table);
+  if (values.out) writeFileSync(values.out, report);
+}
+
+main().then(() => closeDevices()).catch((e) => {
+  process.stderr.write(`bench:compare: ${(e as Error).message}\n`);
+  if (process.env.GGUF_EDGE_DEBUG) process.stderr.write(String((e as Error).stack) + '\n');
+  process.exit(1);
+});

@@ -1,0 +1,75 @@
+// Published shapes of small open models, for synthetic (random-weight) benchmark models.
+// Random weights cost the same to compute as real ones; only the shapes, types and the
+// architecture's graph matter for speed. Figures are from each model's config.json / GGUF metadata.
+
+export interface ModelShape {
+  /** e.g. "qwen3-0.6b" */
+  name: string;
+  /** general.architecture */
+  arch: 'llama' | 'qwen3' | 'gemma3';
+  nEmbd: number;
+  nLayer: number;
+  nHead: number;
+  nHeadKv: number;
+  headDim: number;
+  nFf: number;
+  nVocab: number;
+  nCtxTrain: number;
+  ropeBase: number;
+  eps: number;
+  /** no output.weight: the logits use token_embd.weight */
+  tied: boolean;
+  /** llama3-style rope_freqs.weight (rope scaling factors per rotated pair) */
+  ropeFreqs?: { factor: number; lowFreqFactor: number; highFreqFactor: number; originalCtx: number };
+  /** gemma3: sliding window size (local layers) */
+  slidingWindow?: number;
+}
+
+export const SHAPES: Record<string, ModelShape> = {
+  'qwen3-0.6b': {
+    name: 'qwen3-0.6b', arch: 'qwen3', nEmbd: 1024, nLayer: 28, nHead: 16, nHeadKv: 8, headDim: 128, nFf: 3072,
+    nVocab: 151936, nCtxTrain: 40960, ropeBase: 1e6, eps: 1e-6, tied: true,
+  },
+  'llama-3.2-1b': {
+    name: 'llama-3.2-1b', arch: 'llama', nEmbd: 2048, nLayer: 16, nHead: 32, nHeadKv: 8, headDim: 64, nFf: 8192,
+    nVocab: 128256, nCtxTrain: 131072, ropeBase: 500000, eps: 1e-5, tied: true,
+    ropeFreqs: { factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalCtx: 8192 },
+  },
+  'smollm2-135m': {
+    name: 'smollm2-135m', arch: 'llama', nEmbd: 576, nLayer: 30, nHead: 9, nHeadKv: 3, headDim: 64, nFf: 1536,
+    nVocab: 49152, nCtxTrain: 8192, ropeBase: 100000, eps: 1e-5, tied: true,
+  },
+  'tinyllama-1.1b': {
+    name: 'tinyllama-1.1b', arch: 'llama', nEmbd: 2048, nLayer: 22, nHead: 32, nHeadKv: 4, headDim: 64, nFf: 5632,
+    nVocab: 32000, nCtxTrain: 2048, ropeBase: 10000, eps: 1e-5, tied: false,
+  },
+  'gemma3-270m': {
+    name: 'gemma3-270m', arch: 'gemma3', nEmbd: 640, nLayer: 18, nHead: 4, nHeadKv: 1, headDim: 256, nFf: 2048,
+    nVocab: 262144, nCtxTrain: 32768, ropeBase: 1e6, eps: 1e-6, tied: true, slidingWindow: 512,
+  },
+  // Tiny shapes for tests and smoke runs (dims a multiple of 256 so K-quants need no fallback).
+  'tiny-llama': {
+    name: 'tiny-llama', arch: 'llama', nEmbd: 256, nLayer: 2, nHead: 4, nHeadKv: 2, headDim: 64, nFf: 512,
+    nVocab: 512, nCtxTrain: 512, ropeBase: 10000, eps: 1e-5, tied: false,
+  },
+  'tiny-qwen3': {
+    name: 'tiny-qwen3', arch: 'qwen3', nEmbd: 256, nLayer: 2, nHead: 4, nHeadKv: 2, headDim: 128, nFf: 512,
+    nVocab: 512, nCtxTrain: 512, ropeBase: 1e6, eps: 1e-6, tied: true,
+  },
+};
+
+export const SYNTHETIC_TYPES = ['f32', 'f16', 'q8_0', 'q4_0', 'q4_k_m'] as const;
+export type SyntheticType = (typeof SYNTHETIC_TYPES)[number];
+
+export function shapeNames(): string[] { return Object.keys(SHAPES); }
+
+/** Parses "SHAPE:TYPE" (e.g. "qwen3-0.6b:q4_k_m"). */
+export function parseSyntheticSpec(spec: string): { shape: ModelShape; type: SyntheticType } {
+  const i = spec.lastIndexOf(':');
+  const name = i < 0 ? spec : spec.slice(0, i);
+  const type = (i < 0 ? 'q4_k_m' : spec.slice(i + 1).toLowerCase()) as SyntheticType;
+  const shape = SHAPES[name];
+  if (!shape) throw Object.assign(new Error(`unknown synthetic shape "${name}" (known: ${shapeNames().join(', ')})`), { code: 'USAGE' });
+  if (!SYNTHETIC_TYPES.includes(type)) throw Object.assign(new Error(`unknown synthetic type "${type}" (known: ${SYNTHETIC_TYPES.join(', ')})`), { code: 'USAGE' });
+  return { shape, type };
+}

@@ -1,0 +1,56 @@
+// The benchmark peer is wired right: node-llama-cpp's prebuilt llama.cpp loads offline (nothing
+// built or downloaded), reproduces a recorded parity greedy token, and loads our synthetic models.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getLlama, LlamaLogLevel, type Token } from 'node-llama-cpp';
+import { getDevice } from '../../src/backends/registry.js';
+import { openGguf } from '../../src/gguf/open.js';
+import { Context } from '../../src/runtime/context.js';
+import { loadModel } from '../../src/runtime/model.js';
+import { syntheticModel } from '../../src/bench/synthetic.js';
+import { fixture } from '../helpers/fixtures.js';
+
+const cacheDir = mkdtempSync(join(tmpdir(), 'gguf-edge-peer-'));
+process.on('exit', () => rmSync(cacheDir, { recursive: true, force: true }));
+
+async function llamaNext(llama: Awaited<ReturnType<typeof getLlama>>, path: string, prompt: number[]): Promise<number> {
+  const model = await llama.loadModel({ modelPath: path });
+  const ctx = await model.createContext({ contextSize: 256, threads: 1, flashAttention: false });
+  try {
+    const seq = ctx.getSequence();
+    const toks = prompt as unknown as Token[];
+    const res = await seq.controlledEvaluate([...toks.slice(0, -1), [toks[toks.length - 1]!, { generateNext: { token: true, options: { temperature: 0 } } }]]);
+    return res[res.length - 1]!.next!.token! as unknown as number;
+  } finally {
+    await ctx.dispose();
+    await model.dispose();
+  }
+}
+
+test('node-llama-cpp (prebuilt, offline) reproduces llama-f32 greedy and loads a synthetic model', async () => {
+  const llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, logLevel: LlamaLogLevel.error });
+  try {
+    assert.equal(llama.gpu, false);
+    const ref = JSON.parse(readFileSync(fixture('parity/llama-f32.ref.json'), 'utf8'));
+    for (const seq of ref.sequences.slice(0, 2)) {
+      assert.equal(await llamaNext(llama, fixture('parity/llama-f32.gguf'), seq.prompt), seq.continuation[0]);
+    }
+    // a synthetic Q4_K_M model: llama.cpp loads it and agrees with our reference device on the greedy token
+    const { path } = syntheticModel('tiny-qwen3', 'q4_k_m', { cacheDir });
+    const prompt = [1, 300, 301, 302, 303];
+    const theirs = await llamaNext(llama, path, prompt);
+    const f = openGguf(path);
+    const ctx = new Context(loadModel(f, { device: await getDevice('reference') }), { nCtx: 32 });
+    const logits = await ctx.decode(prompt);
+    ctx.close();
+    f.source.close?.();
+    const order = Array.from(logits.keys()).sort((a, b) => logits[b]! - logits[a]!);
+    if (logits[order[0]!]! - logits[order[1]!]! > 1e-2) assert.equal(theirs, order[0]);
+    else assert.ok(order.slice(0, 2).includes(theirs));
+  } finally {
+    await llama.dispose();
+  }
+});

@@ -1,0 +1,70 @@
+// `run` against llama.cpp itself (node-llama-cpp's prebuilt CPU build, offline): the acceptance
+// command's 64 greedy tokens, and a model file written by our GGUF writer loading in llama.cpp.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { getLlama, LlamaLogLevel, type Token } from 'node-llama-cpp';
+import { openGguf } from '../../src/gguf/open.js';
+import { writeGguf } from '../../src/gguf/writer.js';
+import { toWriteInput } from '../../src/gguf/rewrite.js';
+import { fixture, repoRoot } from '../helpers/fixtures.js';
+
+const bin = resolve(repoRoot, 'bin/gguf-edge.js');
+
+async function llamaGreedy(path: string, text: string, n: number): Promise<{ ids: number[]; text: string }> {
+  const llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, logLevel: LlamaLogLevel.error });
+  const model = await llama.loadModel({ modelPath: path });
+  const ctx = await model.createContext({ contextSize: 256, threads: 1, flashAttention: false });
+  try {
+    const seq = ctx.getSequence();
+    // BOS as llama.cpp adds it for these models (add_bos), then the text with specials parsed
+    const prompt = [model.tokens.bos!, ...model.tokenize(text, true)];
+    const ids: number[] = [];
+    let res = await seq.controlledEvaluate([...prompt.slice(0, -1), [prompt[prompt.length - 1]!, { generateNext: { token: true, options: { temperature: 0 } } }]]);
+    for (let i = 0; i < n; i++) {
+      const t = res[res.length - 1]!.next!.token! as Token;
+      if (model.isEogToken(t)) break;
+      ids.push(t as unknown as number);
+      if (i === n - 1) break;
+      res = await seq.controlledEvaluate([[t, { generateNext: { token: true, options: { temperature: 0 } } }]]);
+    }
+    return { ids, text: model.detokenize(ids as unknown as Token[]) };
+  } finally {
+    await ctx.dispose();
+    await model.dispose();
+    await llama.dispose();
+  }
+}
+
+test('gguf-edge run stories260K -p "Once upon a time" -n 64 --temp 0 prints the same text as llama.cpp', async () => {
+  const model = fixture('models/stories260K.gguf');
+  const theirs = await llamaGreedy(model, 'Once upon a time', 64);
+  const r = spawnSync(process.execPath, [bin, 'run', model, '-p', 'Once upon a time', '-n', '64', '--temp', '0', '--json'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const ours = JSON.parse(r.stdout);
+  assert.deepEqual(ours.tokens, theirs.ids);
+  assert.equal(ours.text, theirs.text);
+  const plain = spawnSync(process.execPath, [bin, 'run', model, '-p', 'Once upon a time', '-n', '64', '--temp', '0'], { encoding: 'utf8' });
+  assert.equal(plain.stdout, `Once upon a time${theirs.text}\n`);
+});
+
+test('a file written by our GGUF writer (v3, re-aligned to 64) loads in llama.cpp and generates the same tokens', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gguf-edge-writer-'));
+  try {
+    const src = openGguf(fixture('parity/qwen3-q4_k_m.gguf'));
+    const input = toWriteInput(src);
+    input.metadata.push(['general.alignment', { type: 'u32', value: 64 }]);
+    input.tensors.reverse(); // a different tensor order than the converter's
+    const path = join(dir, 'rewritten.gguf');
+    writeFileSync(path, writeGguf(input));
+    const a = await llamaGreedy(fixture('parity/qwen3-q4_k_m.gguf'), 'Once upon a time', 12);
+    const b = await llamaGreedy(path, 'Once upon a time', 12);
+    assert.deepEqual(b.ids, a.ids);
+    assert.equal(a.ids.length, 12);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
