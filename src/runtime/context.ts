@@ -65,6 +65,9 @@ export class Context {
       for (const [kind, width] of [['k', hp.nHeadKv * hp.headDimK], ['v', hp.nHeadKv * hp.headDimV]] as const) {
         const nBytes = width * this.nCtx * eb;
         const buf = kvDevice.bufferType().allocate(nBytes, 'state');
+        // Touch every page now: memory use is then flat from the first token on, and a cache that
+        // does not fit fails here rather than mid-generation.
+        buf.clear();
         this.stateBuffers.push(buf);
         this.state.set(`cache_${kind}_l${il}`, { device: kvDevice, placement: { buffer: buf, offset: 0, nBytes } });
       }
