@@ -310,6 +310,36 @@ function canBlock(): boolean {
   }
 }
 
+/** cos/sin of every rotated pair for positions 0..n-1 (ggml's rope cache, memoised across calls). */
+class RopeRows {
+  private table = new Float32Array(0);
+  private n = 0;
+  constructor(private readonly base: number, private readonly scale: number, private readonly mscale: number, private readonly nDims: number, private readonly ff?: Float32Array) {}
+  /** the table, holding at least positions 0..pos (grown by doubling: a handful of allocations per context) */
+  ensure(pos: number): Float32Array {
+    if (pos < this.n) return this.table;
+    const n = Math.max(pos + 1, 2 * this.n, 256);
+    const t = new Float32Array(n * this.nDims);
+    t.set(this.table);
+    const thetaScale = Math.fround(Math.pow(this.base, -2 / this.nDims));
+    const fs = Math.fround(this.scale), ms = Math.fround(this.mscale), ff = this.ff;
+    for (let p = this.n; p < n; p++) {
+      let theta = Math.fround(p);
+      const o = p * this.nDims;
+      for (let j = 0; j < this.nDims / 2; j++) {
+        const th = Math.fround(fs * (ff ? Math.fround(theta / ff[j]!) : theta));
+        // glibc's cosf/sinf as ggml's rope cache calls them (not correctly rounded: the bits matter)
+        t[o + 2 * j] = cosf(th) * ms;
+        t[o + 2 * j + 1] = sinf(th) * ms;
+        theta = Math.fround(theta * thetaScale);
+      }
+    }
+    this.table = t;
+    this.n = n;
+    return t;
+  }
+}
+
 export async function createCpuRuntime(opts: CpuRuntimeOptions = {}): Promise<CpuRuntime> {
   const threads = Math.max(1, Math.floor(opts.threads ?? (await availableCores())));
   const module = opts.wasm instanceof WebAssembly.Module ? opts.wasm : await compileKernels(opts.wasm);
@@ -681,26 +711,39 @@ class Runtime implements CpuRuntime {
   softmax(x: number, y: number, n: number, nRows: number, scale = 1, mask = 0, maskStride = 0): void {
     this.dispatch(KERNEL_INDEX.softmax, nRows, 1, n * nRows * 16, x, n * 4, y, n * 4, n, scale, mask, maskStride);
   }
+  /**
+   * cos/sin rows per position for one RoPE configuration, computed once per position and kept: every
+   * layer (and Q and K) rotates by the same angles, and glibc's sinf/cosf (whose exact bits ggml uses)
+   * are slow in TS, allocating for large arguments.
+   */
+  private ropeCaches = new Map<string, RopeRows>();
+  // callers bind their RopeArgs once per plan: look those up by identity (no key string per call)
+  private ropeByArgs = new WeakMap<RopeArgs, RopeRows>();
+  private ropeRows(r: RopeArgs, nDims: number): RopeRows {
+    const known = this.ropeByArgs.get(r);
+    if (known) return known;
+    const ff = r.freqFactors;
+    let ffKey = '';
+    if (ff) for (let j = 0; j < nDims / 2; j++) ffKey += `${ff[j]},`;
+    const key = `${r.freqBase}|${r.freqScale ?? 1}|${r.mscale ?? 1}|${nDims}|${ffKey}`;
+    let c = this.ropeCaches.get(key);
+    if (!c) this.ropeCaches.set(key, (c = new RopeRows(r.freqBase, r.freqScale ?? 1, r.mscale ?? 1, nDims, ff ? Float32Array.from({ length: nDims / 2 }, (_, j) => ff[j]!) : undefined)));
+    this.ropeByArgs.set(r, c);
+    return c;
+  }
   rope(r: RopeArgs): void {
     const { nTokens, nHead, headDim, nDims } = r;
     if (nDims % 2 || nDims > headDim) throw new CpuRuntimeError('BAD_SHAPE', `rope over ${nDims} of ${headDim} dims`);
     const tab = this.ensureRopeTable(nTokens * nDims);
     const t = this.heapF32();
     const tb = tab >> 2;
-    const thetaScale = Math.fround(Math.pow(r.freqBase, -2 / nDims));
-    const fs = Math.fround(r.freqScale ?? 1);
-    const ms = Math.fround(r.mscale ?? 1);
-    const ff = r.freqFactors;
+    const rows = this.ropeRows(r, nDims);
     for (let i = 0; i < nTokens; i++) {
-      let theta = Math.fround(r.positions[i]!);
+      const pos = r.positions[i]!;
+      const src = rows.ensure(pos);
       const o = tb + i * nDims;
-      for (let j = 0; j < nDims / 2; j++) {
-        const th = Math.fround(fs * (ff ? Math.fround(theta / ff[j]!) : theta));
-        // glibc's cosf/sinf as ggml's rope cache calls them (not correctly rounded: the bits matter)
-        t[o + 2 * j] = cosf(th) * ms;
-        t[o + 2 * j + 1] = sinf(th) * ms;
-        theta = Math.fround(theta * thetaScale);
-      }
+      const so = pos * nDims;
+      for (let j = 0; j < nDims; j++) t[o + j] = src[so + j]!;
     }
     const hs = r.headStride ?? headDim * 4;
     const ts = r.tokenStride ?? nHead * hs;
