@@ -71,12 +71,20 @@ function exactMatmul(wt: number, rows: number): boolean {
   }
 }
 
+/**
+ * Weight types whose reference kernel reproduces llama.cpp's x86 float order (checked bit for bit
+ * against llama.cpp on the parity fixtures). For every other type the reference uses ggml's generic
+ * formulas, which match llama.cpp only to float rounding anyway, so the 'exact' device runs the fast
+ * WASM kernels for them: falling back to plain TS there would cost ~10x speed for no fidelity.
+ */
+export const LLAMA_EXACT_MATMUL_TYPES: ReadonlySet<number> = new Set([GgmlType.F32, GgmlType.F16, GgmlType.Q8_0, GgmlType.Q6_K, GgmlType.Q4_0, GgmlType.Q4_K]);
+
 export interface CpuDeviceOptions extends CpuRuntimeOptions {
   /**
-   * 'exact' (default): every op reproduces the reference backend bit for bit; weight types whose WASM
-   * kernels do not follow ggml's float order yet (Q4_1, Q5_*, Q2_K, Q3_K, Q5_K, IQ4_*, BF16, and Q4_0/Q4_K
-   * with rows % 8 != 0) run the reference kernel. 'fast': those use their WASM kernels anyway
-   * (results agree to float rounding, not bitwise).
+   * 'exact' (default): matmuls with the weight types whose llama.cpp order is known (LLAMA_EXACT_MATMUL_TYPES)
+   * reproduce the reference backend bit for bit (Q4_0/Q4_K with rows % 8 != 0 run the reference kernel);
+   * the other types use their WASM kernels (agreeing with the reference's generic formulas to float rounding).
+   * 'fast': every type uses its WASM kernel.
    */
   numerics?: 'exact' | 'fast';
 }
@@ -92,7 +100,7 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
   function wasmMatmul(g: Graph, t: TensorDesc): { wt: number; rows: number; cols: number; nTok: number; share: number } | null {
     const w = g.tensors[t.src[0]!]!, x = g.tensors[t.src[1]!]!, wt = typeId(w);
     const rows = w.shape[1] ?? 1, cols = w.shape[0]!, nTok = x.shape[1] ?? 1;
-    if (!matmulTypes.has(wt) || (!fastNumerics && !exactMatmul(wt, rows))) return null;
+    if (!matmulTypes.has(wt) || (!fastNumerics && LLAMA_EXACT_MATMUL_TYPES.has(wt) && !exactMatmul(wt, rows))) return null;
     // matmuls with the same input, activation type and Q4_K GEMM rows can share one quantization
     const vt = activationTypeFor(wt);
     const share = vt === F32 ? -1 : ((x.id * 64 + vt) * 8192 + q4KGemmRows(wt, rows, nTok));
