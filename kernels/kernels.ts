@@ -733,27 +733,41 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     const u01b = i32x4.shuffle(t0, t1, 2, 6, 3, 7), u23b = i32x4.shuffle(t2, t3, 2, 6, 3, 7);
     const mj0 = i32x4.shuffle(u01a, u23a, 0, 1, 4, 5), mj1 = i32x4.shuffle(u01a, u23a, 2, 3, 6, 7);
     const mj2 = i32x4.shuffle(u01b, u23b, 0, 1, 4, 5), mj3 = i32x4.shuffle(u01b, u23b, 2, 3, 6, 7);
-    let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
-    let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    // the 8 sub-block scales on i16 lanes, rotated by 2 per step (lane 0: low nibbles', lane 1: high's).
+    // The nibbles are multiplied by their scale before the dot (<= 15*63 = 945, so each i16 product pair
+    // stays far inside i32 and the 64-value sum is the same exact integer as sum*scale): one i16 multiply
+    // per 8 weights shared by the 4 tokens instead of an i32 multiply per token.
+    let s16 = i16x8.extend_low_i8x16_u(smv);
+    let mja = mj0, mjb = mj1, mjc = mj2, mjd = mj3;
     let qs = w + 16, q8 = ax;
     for (let j = 0; j < 4; j++) {
+      const sl = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+      const sh = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
       const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
-      const l0 = v128.and(u0, m4), l1 = v128.and(u1, m4), l2 = v128.and(u2, m4), l3 = v128.and(u3, m4);
-      const h0 = i16x8.shr_u(u0, 4), h1 = i16x8.shr_u(u1, 4), h2 = i16x8.shr_u(u2, 4), h3 = i16x8.shr_u(u3, 4);
-      const s0 = i32x4.shuffle(sc, sc, 0, 0, 0, 0), s1 = i32x4.shuffle(sc, sc, 1, 1, 1, 1);
-      const p0 = i32x4.add(i32x4.mul(dot32_w16(l0, l1, l2, l3, q8), s0), i32x4.mul(dot32_w16(h0, h1, h2, h3, q8 + 64), s1));
-      const p1 = i32x4.add(i32x4.mul(dot32_w16(l0, l1, l2, l3, q8 + axs), s0), i32x4.mul(dot32_w16(h0, h1, h2, h3, q8 + axs + 64), s1));
-      const p2 = i32x4.add(i32x4.mul(dot32_w16(l0, l1, l2, l3, q8 + 2 * axs), s0), i32x4.mul(dot32_w16(h0, h1, h2, h3, q8 + 2 * axs + 64), s1));
-      const p3 = i32x4.add(i32x4.mul(dot32_w16(l0, l1, l2, l3, q8 + 3 * axs), s0), i32x4.mul(dot32_w16(h0, h1, h2, h3, q8 + 3 * axs + 64), s1));
+      const l0 = i16x8.mul(v128.and(u0, m4), sl), l1 = i16x8.mul(v128.and(u1, m4), sl);
+      const l2 = i16x8.mul(v128.and(u2, m4), sl), l3 = i16x8.mul(v128.and(u3, m4), sl);
+      const h0 = i16x8.mul(i16x8.shr_u(u0, 4), sh), h1 = i16x8.mul(i16x8.shr_u(u1, 4), sh);
+      const h2 = i16x8.mul(i16x8.shr_u(u2, 4), sh), h3 = i16x8.mul(i16x8.shr_u(u3, 4), sh);
+      const p0 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8), dot32_w16(h0, h1, h2, h3, q8 + 64));
+      const p1 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + axs), dot32_w16(h0, h1, h2, h3, q8 + axs + 64));
+      const p2 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + 2 * axs), dot32_w16(h0, h1, h2, h3, q8 + 2 * axs + 64));
+      const p3 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + 3 * axs), dot32_w16(h0, h1, h2, h3, q8 + 3 * axs + 64));
       // |sum of 64 values| <= 64*15*127*63 < 2^24 and the mins term likewise: exact in f32, so straight to f64
       const sj = hsum4_i32(p0, p1, p2, p3);
-      const mj = j == 0 ? mj0 : j == 1 ? mj1 : j == 2 ? mj2 : mj3;
-      c0 = fma2(f64x2.mul(f64x2.convert_low_i32x4_s(sj), ddl), c0);
-      c1 = fma2(f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sj, sj, 2, 3, 0, 1)), ddh), c1);
-      m0 = fma2(f64x2.mul(f64x2.convert_low_i32x4_s(mj), dml), m0);
-      m1 = fma2(f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(mj, mj, 2, 3, 0, 1)), dmh), m1);
-      sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
-      sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
+      const mj = mja;
+      mja = mjb; mjb = mjc; mjc = mjd;
+      const e0 = f64x2.mul(f64x2.convert_low_i32x4_s(sj), ddl);
+      const e1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sj, sj, 2, 3, 0, 1)), ddh);
+      const e2 = f64x2.mul(f64x2.convert_low_i32x4_s(mj), dml);
+      const e3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(mj, mj, 2, 3, 0, 1)), dmh);
+      // the four fmaf pairs with one (rarely taken) tie check
+      const f0 = f64x2.add(e0, c0), f1 = f64x2.add(e1, c1), f2 = f64x2.add(e2, m0), f3 = f64x2.add(e3, m1);
+      if (tie_any(f0, f1, f2, f3)) {
+        c0 = fma2_tie(e0, c0); c1 = fma2_tie(e1, c1); m0 = fma2_tie(e2, m0); m1 = fma2_tie(e3, m1);
+      } else {
+        c0 = round2(f0); c1 = round2(f1); m0 = round2(f2); m1 = round2(f3);
+      }
+      s16 = i8x16.shuffle(s16, s16, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3);
       qs += 32; q8 += 128;
     }
     w += 144; a += 292; ax += 512;
