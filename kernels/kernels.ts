@@ -487,11 +487,70 @@ export function repack_q4_0r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tm
   }
   v128.store(y, f32x4_of(c0, c1));
 }
-// rows [r0, r1) are whole groups of 4 (dispatched with align 4)
+// nibbles split on u16 lanes (l0, l1 low, h0, h1 high) . 32 widened activations at x -> i32x4 partial sums
+@inline function q4r_dot(l0: v128, l1: v128, h0: v128, h1: v128, x: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(l0, v128.load(x)), i32x4.dot_i16x8_s(l1, v128.load(x, 16))),
+    i32x4.add(i32x4.dot_i16x8_s(h0, v128.load(x, 32)), i32x4.dot_i16x8_s(h1, v128.load(x, 48))));
+}
+// first half of hsum4_i32: p0, p1 -> [p0 lanes 0+2, p1 lanes 0+2, p0 1+3, p1 1+3]
+@inline function hs2_i32(p0: v128, p1: v128): v128 {
+  return i32x4.add(i32x4.shuffle(p0, p1, 0, 4, 1, 5), i32x4.shuffle(p0, p1, 2, 6, 3, 7));
+}
+@inline function hs4_i32(t0: v128, t1: v128): v128 {
+  return i32x4.add(i32x4.shuffle(t0, t1, 0, 1, 4, 5), i32x4.shuffle(t0, t1, 2, 3, 6, 7));
+}
+// dot4_q4_0r4 for two activation rows (tokens) at once, for prefill: each group's nibbles are split once
+// for both tokens; every token keeps its own per-row FMA chains (the same order as dot4_q4_0r4)
+@inline function dot4x2_q4_0r4(w: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c0 = f64x2.splat(0), c1 = c0, e0 = c0, e1 = c0;
+  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20;
+  const m = i16x8.splat(0x0f);
+  const we = w + <usize>nb * 72;
+  while (w < we) {
+    let u0 = v128.load8x8_u(w, 8), u1 = v128.load8x8_u(w, 16);
+    let l0 = v128.and(u0, m), l1 = v128.and(u1, m), h0 = i16x8.shr_u(u0, 4), h1 = i16x8.shr_u(u1, 4);
+    const a0 = q4r_dot(l0, l1, h0, h1, ap), b0 = q4r_dot(l0, l1, h0, h1, ap + axs);
+    u0 = v128.load8x8_u(w, 24); u1 = v128.load8x8_u(w, 32);
+    l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
+    const a01 = hs2_i32(a0, q4r_dot(l0, l1, h0, h1, ap)), b01 = hs2_i32(b0, q4r_dot(l0, l1, h0, h1, ap + axs));
+    u0 = v128.load8x8_u(w, 40); u1 = v128.load8x8_u(w, 48);
+    l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
+    const a2 = q4r_dot(l0, l1, h0, h1, ap), b2 = q4r_dot(l0, l1, h0, h1, ap + axs);
+    u0 = v128.load8x8_u(w, 56); u1 = v128.load8x8_u(w, 64);
+    l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
+    const a23 = hs2_i32(a2, q4r_dot(l0, l1, h0, h1, ap)), b23 = hs2_i32(b2, q4r_dot(l0, l1, h0, h1, ap + axs));
+    // the same integers as dot4_q4_0r4's hsum4_i32 - 8*sum(q)
+    const sa = i32x4.sub(hs4_i32(a01, a23), i32x4.splat(load<i32>(cp)));
+    const sb = i32x4.sub(hs4_i32(b01, b23), i32x4.splat(load<i32>(cp + axs)));
+    const hd = h2f4(v128.load16x4_u(w));
+    const da = f32x4.mul(hd, f32x4.splat(load<f32>(dp))), db = f32x4.mul(hd, f32x4.splat(load<f32>(dp + axs)));
+    // |sum| <= 32*8*128: exact in f32, so straight to f64
+    const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(sa), lo_f64(da));
+    const p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sa, sa, 2, 3, 0, 1)), hi_f64(da));
+    const p2 = f64x2.mul(f64x2.convert_low_i32x4_s(sb), lo_f64(db));
+    const p3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sb, sb, 2, 3, 0, 1)), hi_f64(db));
+    const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1), s2 = f64x2.add(p2, e0), s3 = f64x2.add(p3, e1);
+    if (tie_any(s0, s1, s2, s3)) {
+      c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1); e0 = fma2_tie(p2, e0); e1 = fma2_tie(p3, e1);
+    } else {
+      c0 = round2(s0); c1 = round2(s1); e0 = round2(s2); e1 = round2(s3);
+    }
+    w += 72; ap += 64; cp += 16; dp += 4;
+  }
+  v128.store(y, f32x4_of(c0, c1));
+  v128.store(y + ys, f32x4_of(e0, e1));
+}
+// rows [r0, r1) are whole groups of 4 (dispatched with align 4); tokens in pairs, then the odd one alone
 export function mm_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
-    for (let t = 0; t < nTok; t++) {
+    let t = 0;
+    for (; t + 2 <= nTok; t += 2) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r += 4) dot4x2_q4_0r4(w + <usize>r * ws, xt, axs, nb, yt + (<usize>r << 2), ys);
+    }
+    for (; t < nTok; t++) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       for (let r = rt; r < re; r += 4) dot4_q4_0r4(w + <usize>r * ws, xt, nb, yt + (<usize>r << 2));
     }
