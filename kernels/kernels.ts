@@ -487,11 +487,70 @@ export function repack_q4_0r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tm
   }
   v128.store(y, f32x4_of(c0, c1));
 }
-// rows [r0, r1) are whole groups of 4 (dispatched with align 4)
+// nibbles split on u16 lanes (l0, l1 low, h0, h1 high) . 32 widened activations at x -> i32x4 partial sums
+@inline function q4r_dot(l0: v128, l1: v128, h0: v128, h1: v128, x: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(l0, v128.load(x)), i32x4.dot_i16x8_s(l1, v128.load(x, 16))),
+    i32x4.add(i32x4.dot_i16x8_s(h0, v128.load(x, 32)), i32x4.dot_i16x8_s(h1, v128.load(x, 48))));
+}
+// first half of hsum4_i32: p0, p1 -> [p0 lanes 0+2, p1 lanes 0+2, p0 1+3, p1 1+3]
+@inline function hs2_i32(p0: v128, p1: v128): v128 {
+  return i32x4.add(i32x4.shuffle(p0, p1, 0, 4, 1, 5), i32x4.shuffle(p0, p1, 2, 6, 3, 7));
+}
+@inline function hs4_i32(t0: v128, t1: v128): v128 {
+  return i32x4.add(i32x4.shuffle(t0, t1, 0, 1, 4, 5), i32x4.shuffle(t0, t1, 2, 3, 6, 7));
+}
+// dot4_q4_0r4 for two activation rows (tokens) at once, for prefill: each group's nibbles are split once
+// for both tokens; every token keeps its own per-row FMA chains (the same order as dot4_q4_0r4)
+@inline function dot4x2_q4_0r4(w: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c0 = f64x2.splat(0), c1 = c0, e0 = c0, e1 = c0;
+  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20;
+  const m = i16x8.splat(0x0f);
+  const we = w + <usize>nb * 72;
+  while (w < we) {
+    let u0 = v128.load8x8_u(w, 8), u1 = v128.load8x8_u(w, 16);
+    let l0 = v128.and(u0, m), l1 = v128.and(u1, m), h0 = i16x8.shr_u(u0, 4), h1 = i16x8.shr_u(u1, 4);
+    const a0 = q4r_dot(l0, l1, h0, h1, ap), b0 = q4r_dot(l0, l1, h0, h1, ap + axs);
+    u0 = v128.load8x8_u(w, 24); u1 = v128.load8x8_u(w, 32);
+    l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
+    const a01 = hs2_i32(a0, q4r_dot(l0, l1, h0, h1, ap)), b01 = hs2_i32(b0, q4r_dot(l0, l1, h0, h1, ap + axs));
+    u0 = v128.load8x8_u(w, 40); u1 = v128.load8x8_u(w, 48);
+    l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
+    const a2 = q4r_dot(l0, l1, h0, h1, ap), b2 = q4r_dot(l0, l1, h0, h1, ap + axs);
+    u0 = v128.load8x8_u(w, 56); u1 = v128.load8x8_u(w, 64);
+    l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
+    const a23 = hs2_i32(a2, q4r_dot(l0, l1, h0, h1, ap)), b23 = hs2_i32(b2, q4r_dot(l0, l1, h0, h1, ap + axs));
+    // the same integers as dot4_q4_0r4's hsum4_i32 - 8*sum(q)
+    const sa = i32x4.sub(hs4_i32(a01, a23), i32x4.splat(load<i32>(cp)));
+    const sb = i32x4.sub(hs4_i32(b01, b23), i32x4.splat(load<i32>(cp + axs)));
+    const hd = h2f4(v128.load16x4_u(w));
+    const da = f32x4.mul(hd, f32x4.splat(load<f32>(dp))), db = f32x4.mul(hd, f32x4.splat(load<f32>(dp + axs)));
+    // |sum| <= 32*8*128: exact in f32, so straight to f64
+    const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(sa), lo_f64(da));
+    const p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sa, sa, 2, 3, 0, 1)), hi_f64(da));
+    const p2 = f64x2.mul(f64x2.convert_low_i32x4_s(sb), lo_f64(db));
+    const p3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sb, sb, 2, 3, 0, 1)), hi_f64(db));
+    const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1), s2 = f64x2.add(p2, e0), s3 = f64x2.add(p3, e1);
+    if (tie_any(s0, s1, s2, s3)) {
+      c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1); e0 = fma2_tie(p2, e0); e1 = fma2_tie(p3, e1);
+    } else {
+      c0 = round2(s0); c1 = round2(s1); e0 = round2(s2); e1 = round2(s3);
+    }
+    w += 72; ap += 64; cp += 16; dp += 4;
+  }
+  v128.store(y, f32x4_of(c0, c1));
+  v128.store(y + ys, f32x4_of(e0, e1));
+}
+// rows [r0, r1) are whole groups of 4 (dispatched with align 4); tokens in pairs, then the odd one alone
 export function mm_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
-    for (let t = 0; t < nTok; t++) {
+    let t = 0;
+    for (; t + 2 <= nTok; t += 2) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r += 4) dot4x2_q4_0r4(w + <usize>r * ws, xt, axs, nb, yt + (<usize>r << 2), ys);
+    }
+    for (; t < nTok; t++) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       for (let r = rt; r < re; r += 4) dot4_q4_0r4(w + <usize>r * ws, xt, nb, yt + (<usize>r << 2));
     }
@@ -733,27 +792,41 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     const u01b = i32x4.shuffle(t0, t1, 2, 6, 3, 7), u23b = i32x4.shuffle(t2, t3, 2, 6, 3, 7);
     const mj0 = i32x4.shuffle(u01a, u23a, 0, 1, 4, 5), mj1 = i32x4.shuffle(u01a, u23a, 2, 3, 6, 7);
     const mj2 = i32x4.shuffle(u01b, u23b, 0, 1, 4, 5), mj3 = i32x4.shuffle(u01b, u23b, 2, 3, 6, 7);
-    let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
-    let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    // the 8 sub-block scales on i16 lanes, rotated by 2 per step (lane 0: low nibbles', lane 1: high's).
+    // The nibbles are multiplied by their scale before the dot (<= 15*63 = 945, so each i16 product pair
+    // stays far inside i32 and the 64-value sum is the same exact integer as sum*scale): one i16 multiply
+    // per 8 weights shared by the 4 tokens instead of an i32 multiply per token.
+    let s16 = i16x8.extend_low_i8x16_u(smv);
+    let mja = mj0, mjb = mj1, mjc = mj2, mjd = mj3;
     let qs = w + 16, q8 = ax;
     for (let j = 0; j < 4; j++) {
+      const sl = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+      const sh = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
       const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
-      const l0 = v128.and(u0, m4), l1 = v128.and(u1, m4), l2 = v128.and(u2, m4), l3 = v128.and(u3, m4);
-      const h0 = i16x8.shr_u(u0, 4), h1 = i16x8.shr_u(u1, 4), h2 = i16x8.shr_u(u2, 4), h3 = i16x8.shr_u(u3, 4);
-      const s0 = i32x4.shuffle(sc, sc, 0, 0, 0, 0), s1 = i32x4.shuffle(sc, sc, 1, 1, 1, 1);
-      const p0 = i32x4.add(i32x4.mul(dot32_w16(l0, l1, l2, l3, q8), s0), i32x4.mul(dot32_w16(h0, h1, h2, h3, q8 + 64), s1));
-      const p1 = i32x4.add(i32x4.mul(dot32_w16(l0, l1, l2, l3, q8 + axs), s0), i32x4.mul(dot32_w16(h0, h1, h2, h3, q8 + axs + 64), s1));
-      const p2 = i32x4.add(i32x4.mul(dot32_w16(l0, l1, l2, l3, q8 + 2 * axs), s0), i32x4.mul(dot32_w16(h0, h1, h2, h3, q8 + 2 * axs + 64), s1));
-      const p3 = i32x4.add(i32x4.mul(dot32_w16(l0, l1, l2, l3, q8 + 3 * axs), s0), i32x4.mul(dot32_w16(h0, h1, h2, h3, q8 + 3 * axs + 64), s1));
+      const l0 = i16x8.mul(v128.and(u0, m4), sl), l1 = i16x8.mul(v128.and(u1, m4), sl);
+      const l2 = i16x8.mul(v128.and(u2, m4), sl), l3 = i16x8.mul(v128.and(u3, m4), sl);
+      const h0 = i16x8.mul(i16x8.shr_u(u0, 4), sh), h1 = i16x8.mul(i16x8.shr_u(u1, 4), sh);
+      const h2 = i16x8.mul(i16x8.shr_u(u2, 4), sh), h3 = i16x8.mul(i16x8.shr_u(u3, 4), sh);
+      const p0 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8), dot32_w16(h0, h1, h2, h3, q8 + 64));
+      const p1 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + axs), dot32_w16(h0, h1, h2, h3, q8 + axs + 64));
+      const p2 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + 2 * axs), dot32_w16(h0, h1, h2, h3, q8 + 2 * axs + 64));
+      const p3 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + 3 * axs), dot32_w16(h0, h1, h2, h3, q8 + 3 * axs + 64));
       // |sum of 64 values| <= 64*15*127*63 < 2^24 and the mins term likewise: exact in f32, so straight to f64
       const sj = hsum4_i32(p0, p1, p2, p3);
-      const mj = j == 0 ? mj0 : j == 1 ? mj1 : j == 2 ? mj2 : mj3;
-      c0 = fma2(f64x2.mul(f64x2.convert_low_i32x4_s(sj), ddl), c0);
-      c1 = fma2(f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sj, sj, 2, 3, 0, 1)), ddh), c1);
-      m0 = fma2(f64x2.mul(f64x2.convert_low_i32x4_s(mj), dml), m0);
-      m1 = fma2(f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(mj, mj, 2, 3, 0, 1)), dmh), m1);
-      sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
-      sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
+      const mj = mja;
+      mja = mjb; mjb = mjc; mjc = mjd;
+      const e0 = f64x2.mul(f64x2.convert_low_i32x4_s(sj), ddl);
+      const e1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sj, sj, 2, 3, 0, 1)), ddh);
+      const e2 = f64x2.mul(f64x2.convert_low_i32x4_s(mj), dml);
+      const e3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(mj, mj, 2, 3, 0, 1)), dmh);
+      // the four fmaf pairs with one (rarely taken) tie check
+      const f0 = f64x2.add(e0, c0), f1 = f64x2.add(e1, c1), f2 = f64x2.add(e2, m0), f3 = f64x2.add(e3, m1);
+      if (tie_any(f0, f1, f2, f3)) {
+        c0 = fma2_tie(e0, c0); c1 = fma2_tie(e1, c1); m0 = fma2_tie(e2, m0); m1 = fma2_tie(e3, m1);
+      } else {
+        c0 = round2(f0); c1 = round2(f1); m0 = round2(f2); m1 = round2(f3);
+      }
+      s16 = i8x16.shuffle(s16, s16, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3);
       qs += 32; q8 += 128;
     }
     w += 144; a += 292; ax += 512;
@@ -876,10 +949,89 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   }
   return hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3));
 }
+// ggml_vec_dot_q6_K_q8_K's order for two activation rows (tokens) at once, for prefill: the 6-bit values
+// are decoded once for both tokens with their 16-value scale folded in (q * sc on i16 lanes, |.| <= 63*128),
+// so each token's lane sums are plain i16 dot products giving the same exact integers as dot_q6_K's
+// (|lane| <= 32 * 8064 * 128 < 2^31); ggml's mins term stays per sub-block pair as there. Each token keeps
+// its own 8 fmaf lanes and hsum_float_8. a/ax: token 0's Q8_K row and widened quants, token 1's as/axs on.
+// 16 scaled weights (i16, two vectors) . 16 widened activations at o -> sums of 4 consecutive values
+@inline function q6w_g4(wl: v128, wh: v128, o: usize): v128 {
+  return g4(i32x4.dot_i16x8_s(wl, v128.load(o)), i32x4.dot_i16x8_s(wh, v128.load(o, 16)));
+}
+@inline function dot2t_q6_K(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c0 = f64x2.splat(0), c1 = c0, c2 = c0, c3 = c0;
+  let e0 = c0, e1 = c0, e2 = c0, e3 = c0;
+  const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
+  const end = w + <usize>nb * 210;
+  while (w < end) {
+    const dw = h2f(load<u16>(w, 208));
+    const dd0 = f64x2.splat(<f64>(load<f32>(a) * dw)), dd1 = f64x2.splat(<f64>(load<f32>(a + as) * dw));
+    const scv = v128.load(w, 192);
+    // step k uses scales 8*(k>>1) + (k&1) + {0, 2, 4, 6}: lanes 0, 2, 4, 6 of ss0, rotated per step
+    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
+    let ss0 = s16l, ss1 = i8x16.shuffle(s16l, s16l, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1);
+    let ss2 = s16h, ss3 = i8x16.shuffle(s16h, s16h, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1);
+    // ggml's mins term per lane: -32 * (sc[2l]*bsum[2l] + sc[2l+1]*bsum[2l+1]) (sub-block pairs, not the lanes' values)
+    let l0 = i32x4.mul(i32x4.dot_i16x8_s(s16l, v128.load(a, 260)), i32x4.splat(-32));
+    let l1 = i32x4.mul(i32x4.dot_i16x8_s(s16h, v128.load(a, 276)), i32x4.splat(-32));
+    let k0 = i32x4.mul(i32x4.dot_i16x8_s(s16l, v128.load(a + as, 260)), i32x4.splat(-32));
+    let k1 = i32x4.mul(i32x4.dot_i16x8_s(s16h, v128.load(a + as, 276)), i32x4.splat(-32));
+    let ql = w, qh = w + 128, q8 = ax;
+    for (let k = 0; k < 4; k++) {
+      const ss = ss0;
+      ss0 = ss1; ss1 = ss2; ss2 = ss3;
+      const qa = v128.load(ql), qb = v128.load(ql, 32), h = v128.load(qh);
+      // x1..x4 (16 values each, at activation offsets 0, 64, 128, 192 bytes of i16) times their scale
+      const x1 = (v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)));
+      const x2 = (v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)));
+      const x3 = (v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)));
+      const x4 = (v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)));
+      const sc1 = i8x16.shuffle(ss, ss, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+      const sc2 = i8x16.shuffle(ss, ss, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5);
+      const sc3 = i8x16.shuffle(ss, ss, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9);
+      const sc4 = i8x16.shuffle(ss, ss, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13);
+      const w1l = i16x8.mul(i16x8.extend_low_i8x16_s(x1), sc1), w1h = i16x8.mul(i16x8.extend_high_i8x16_s(x1), sc1);
+      const w2l = i16x8.mul(i16x8.extend_low_i8x16_s(x2), sc2), w2h = i16x8.mul(i16x8.extend_high_i8x16_s(x2), sc2);
+      const w3l = i16x8.mul(i16x8.extend_low_i8x16_s(x3), sc3), w3h = i16x8.mul(i16x8.extend_high_i8x16_s(x3), sc3);
+      const w4l = i16x8.mul(i16x8.extend_low_i8x16_s(x4), sc4), w4h = i16x8.mul(i16x8.extend_high_i8x16_s(x4), sc4);
+      const p = i32x4.add(i32x4.add(q6w_g4(w1l, w1h, q8), q6w_g4(w2l, w2h, q8 + 64)), i32x4.add(q6w_g4(w3l, w3h, q8 + 128), q6w_g4(w4l, w4h, q8 + 192)));
+      const q8b = q8 + axs;
+      const r = i32x4.add(i32x4.add(q6w_g4(w1l, w1h, q8b), q6w_g4(w2l, w2h, q8b + 64)), i32x4.add(q6w_g4(w3l, w3h, q8b + 128), q6w_g4(w4l, w4h, q8b + 192)));
+      if (k & 1) { l1 = i32x4.add(l1, p); k1 = i32x4.add(k1, r); } else { l0 = i32x4.add(l0, p); k0 = i32x4.add(k0, r); }
+      // k: 0 -> (ql 0, qh 0, q8 0), 1 -> (16, 16, 16), 2 -> (64, 32, 128), 3 -> (80, 48, 144)
+      const step: usize = (k & 1) ? 48 : 16;
+      ql += step; qh += 16; q8 += (k & 1) ? 224 : 32;
+    }
+    const f0 = f32x4.convert_i32x4_s(l0), f1 = f32x4.convert_i32x4_s(l1);
+    const g0 = f32x4.convert_i32x4_s(k0), g1 = f32x4.convert_i32x4_s(k1);
+    const p0 = f64x2.mul(lo_f64(f0), dd0), p1 = f64x2.mul(hi_f64(f0), dd0), p2 = f64x2.mul(lo_f64(f1), dd0), p3 = f64x2.mul(hi_f64(f1), dd0);
+    const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1), s2 = f64x2.add(p2, c2), s3 = f64x2.add(p3, c3);
+    if (tie_any(s0, s1, s2, s3)) {
+      c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1); c2 = fma2_tie(p2, c2); c3 = fma2_tie(p3, c3);
+    } else {
+      c0 = round2(s0); c1 = round2(s1); c2 = round2(s2); c3 = round2(s3);
+    }
+    const q0 = f64x2.mul(lo_f64(g0), dd1), q1 = f64x2.mul(hi_f64(g0), dd1), q2 = f64x2.mul(lo_f64(g1), dd1), q3 = f64x2.mul(hi_f64(g1), dd1);
+    const t0 = f64x2.add(q0, e0), t1 = f64x2.add(q1, e1), t2 = f64x2.add(q2, e2), t3 = f64x2.add(q3, e3);
+    if (tie_any(t0, t1, t2, t3)) {
+      e0 = fma2_tie(q0, e0); e1 = fma2_tie(q1, e1); e2 = fma2_tie(q2, e2); e3 = fma2_tie(q3, e3);
+    } else {
+      e0 = round2(t0); e1 = round2(t1); e2 = round2(t2); e3 = round2(t3);
+    }
+    w += 210; a += 292; ax += 512;
+  }
+  store<f32>(y, hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3)));
+  store<f32>(y + ys, hsum_float_8(f32x4_of(e0, e1), f32x4_of(e2, e3)));
+}
 export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
-    for (let t = 0; t < nTok; t++) {
+    let t = 0;
+    for (; t + 2 <= nTok; t += 2) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) dot2t_q6_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+    }
+    for (; t < nTok; t++) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q6_K(w + <usize>r * ws, at, xt, nb));
     }
