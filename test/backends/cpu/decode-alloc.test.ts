@@ -1,7 +1,7 @@
 // Decoding allocates nothing that lasts: 400 one-token steps of a real fixture model on the cpu
 // device leave the wasm memory's high-water mark where the first step put it, and the JS heap
 // (after a full GC) flat between step 100 (once the JIT has settled: it moves the heap by a few
-// hundred KiB before) and step 400; a leak of even a typed-array view per op would show.
+// hundred KiB before) and step 400; a leak of even one typed-array view per op would show.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
@@ -37,7 +37,9 @@ for (const name of ['qwen3-q4_k_m', 'llama-q8_0']) {
       assert.equal(device.runtime.used(), used1, 'wasm memory grew after the first decode step');
       const growth = heap400 - heap100;
       console.log(`${name}: wasm used ${(used1 / 2 ** 20).toFixed(1)} MiB; JS heap after GC step 100 ${(heap100 / 2 ** 20).toFixed(2)} MiB, step 400 ${(heap400 / 2 ** 20).toFixed(2)} MiB (${growth >= 0 ? '+' : ''}${(growth / 1024).toFixed(0)} KiB)`);
-      assert.ok(growth < 256 * 1024, `JS heap grew by ${(growth / 1024).toFixed(0)} KiB over 300 decode steps`);
+      // V8's own bookkeeping (optimized code, feedback) moves the heap by up to ~300 KiB under load; one
+      // leaked typed-array view per op (~60 ops a token) would add ~1.4 MiB over these 300 steps.
+      assert.ok(growth < 1024 * 1024, `JS heap grew by ${(growth / 1024).toFixed(0)} KiB over 300 decode steps`);
       ctx.close();
     } finally {
       file.source.close?.();
