@@ -310,6 +310,16 @@ function canBlock(): boolean {
   }
 }
 
+interface ScratchRegion { ptr: number; bytes: number }
+
+/** Forgets a region that lies at or above a released mark; true when it did. */
+function dropRegion(r: ScratchRegion, mark: number): boolean {
+  if (r.ptr === 0 || r.ptr < mark) return false;
+  r.ptr = 0;
+  r.bytes = 0;
+  return true;
+}
+
 /** cos/sin of every rotated pair for positions 0..n-1 (ggml's rope cache, memoised across calls). */
 class RopeRows {
   private table = new Float32Array(0);
@@ -377,13 +387,13 @@ class Runtime implements CpuRuntime {
   private readonly fns: KernelFn[];
   private readonly blocking = canBlock();
   private closed = false;
-  private scratch = 0;
-  private scratchBytes = 0;
-  private ropeTab = 0;
+  // Scratch regions in the wasm memory, grown (by doubling) only when a larger shape arrives:
+  // quantized activations, their side table, the rope cos/sin rows, the attention scratch.
+  private readonly scratchR: ScratchRegion = { ptr: 0, bytes: 0 };
+  private readonly auxR: ScratchRegion = { ptr: 0, bytes: 0 };
+  private readonly ropeR: ScratchRegion = { ptr: 0, bytes: 0 };
+  private readonly attnR: ScratchRegion = { ptr: 0, bytes: 0 };
   private rowTmp: Uint8Array | null = null;
-  private aux = 0;
-  private auxBytes = 0;
-  private ropeTabFloats = 0;
 
   constructor(
     readonly threads: number,
@@ -445,10 +455,10 @@ class Runtime implements CpuRuntime {
   release(mark: number): void {
     if (mark < HEAP_BASE || mark > this.top) throw new CpuRuntimeError('BAD_SHAPE', `bad mark ${mark}`);
     this.top = mark;
-    if (this.scratch >= mark) { this.scratch = 0; this.scratchBytes = 0; this.lastVt = -1; }
-    if (this.ropeTab >= mark) { this.ropeTab = 0; this.ropeTabFloats = 0; }
-    if (this.aux >= mark) { this.aux = 0; this.auxBytes = 0; this.lastAuxVt = -1; }
-    if (this.attnScr >= mark) { this.attnScr = 0; this.attnScrBytes = 0; }
+    if (dropRegion(this.scratchR, mark)) this.lastVt = -1;
+    dropRegion(this.ropeR, mark);
+    if (dropRegion(this.auxR, mark)) this.lastAuxVt = -1;
+    dropRegion(this.attnR, mark);
     if (this.params >= mark) this.params = 0;
   }
   get maxBytes(): number { return this.maxPages * PAGE; }
@@ -492,40 +502,20 @@ class Runtime implements CpuRuntime {
     return new Uint16Array(this.buffer(), ptr, length);
   }
 
-  private ensureScratch(bytes: number): number {
-    if (bytes > this.scratchBytes) {
-      const size = Math.max(bytes, this.scratchBytes * 2);
-      this.scratch = this.alloc(size, 64);
-      this.scratchBytes = size;
+  /** the region, grown to at least `bytes` (new space from the bump allocator, doubling) */
+  private grow(r: ScratchRegion, bytes: number): number {
+    if (bytes > r.bytes) {
+      const size = Math.max(bytes, r.bytes * 2);
+      r.ptr = this.alloc(size, 64);
+      r.bytes = size;
     }
-    return this.scratch;
+    return r.ptr;
   }
-  private ensureAux(bytes: number): number {
-    if (bytes > this.auxBytes) {
-      const size = Math.max(bytes, this.auxBytes * 2);
-      this.aux = this.alloc(size, 64);
-      this.auxBytes = size;
-    }
-    return this.aux;
-  }
-  private attnScr = 0;
-  private attnScrBytes = 0;
-  private ensureAttnScratch(bytes: number): number {
-    if (bytes > this.attnScrBytes) {
-      const size = Math.max(bytes, this.attnScrBytes * 2);
-      this.attnScr = this.alloc(size, 64);
-      this.attnScrBytes = size;
-    }
-    return this.attnScr;
-  }
-  private ensureRopeTable(floats: number): number {
-    if (floats > this.ropeTabFloats) {
-      const size = Math.max(floats, this.ropeTabFloats * 2);
-      this.ropeTab = this.alloc(size * 4, 64);
-      this.ropeTabFloats = size;
-    }
-    return this.ropeTab;
-  }
+  private ensureScratch(bytes: number): number { return this.grow(this.scratchR, bytes); }
+  private ensureAux(bytes: number): number { return this.grow(this.auxR, bytes); }
+  private ensureAttnScratch(bytes: number): number { return this.grow(this.attnR, bytes); }
+  private ensureRopeTable(floats: number): number { return this.grow(this.ropeR, floats * 4); }
+
   reserve(maxTokens: number, maxCols: number, maxRopeDims = 0, attention?: { nHead: number; nKvHead: number; headDim: number }): void {
     if (attention) {
       this.ensureParams();
@@ -658,7 +648,7 @@ class Runtime implements CpuRuntime {
     if (vt === GgmlType.F32 || vt !== this.lastVt || cols !== this.lastCols || nTokens !== this.lastTok || nGemm !== this.lastGemm) {
       throw new CpuRuntimeError('BAD_SHAPE', `matmulShared: the last matmul quantized other activations (type ${this.lastVt}, ${this.lastCols} x ${this.lastTok})`);
     }
-    this.mm(wtype, w, rows, cols, this.scratch, nTokens, y, rows * 4, -1, nGemm, true);
+    this.mm(wtype, w, rows, cols, this.scratchR.ptr, nTokens, y, rows * 4, -1, nGemm, true);
   }
 
   repackRows4(w: number, rows: number, cols: number): number {
