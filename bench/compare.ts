@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
 import { closeDevices, defaultDeviceName } from '../src/backends/registry.js';
 import { formatBytes, formatTps, markdownTable } from '../src/bench/format.js';
+import { numericsFrom } from '../src/cli/options.js';
 import { ggufEdgeEngine, runBench, type BenchEngine, type BenchResult, type BenchTest } from '../src/bench/runner.js';
 import { parseSyntheticSpec } from '../src/bench/shapes.js';
 import { syntheticModel } from '../src/bench/synthetic.js';
@@ -81,6 +82,7 @@ async function main(): Promise<void> {
       threads: { type: 'string', short: 't' },
       repetitions: { type: 'string', short: 'r' },
       device: { type: 'string' },
+      numerics: { type: 'string' },
       'flash-attention': { type: 'boolean' },
       output: { type: 'string', short: 'o' },
       out: { type: 'string' },
@@ -96,6 +98,7 @@ async function main(): Promise<void> {
   -t, --threads N,...     thread counts, the same for both engines (default 2)
   -r, --repetitions N     timed runs per test and engine, alternating (default 3)
   --device NAME           gguf-edge device (default ${defaultDeviceName()})
+  --numerics fast|exact   cpu matmul float order (default fast)
   --flash-attention       llama.cpp with flash attention (default off, as llama-bench)
   -o, --output md|json    ratio table (default) or the raw results as JSON
   --engines LIST          gguf-edge,llama.cpp (default both; one alone gives its absolute figures)
@@ -128,7 +131,7 @@ async function main(): Promise<void> {
     }
     process.stderr.write(`${label}: ${threads.join(',')} threads, -p ${pp.join(',')} -n ${tg.join(',')} -r ${reps}\n`);
     const engines: BenchEngine[] = [];
-    if (which.includes('gguf-edge')) engines.push(ggufEdgeEngine(path, deviceName));
+    if (which.includes('gguf-edge')) engines.push(ggufEdgeEngine(path, deviceName, { numerics: numericsFrom(values) }));
     if (which.includes('llama.cpp')) engines.push(llamaCppEngine(path, getL, fa));
     const res = await runBench(path, engines, {
       pp, tg, threads, reps, label, onProgress: (m) => { if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${m}`); },

@@ -1,7 +1,7 @@
 // Micro-benchmark of the CPU matvec/matmul kernels: GB/s of weights streamed for decode (1 token) and
 // tokens/s-equivalent GFLOP/s for a small prefill batch, at 1 and 2 threads (or --threads a,b,...).
-// Weights are repacked into the CPU layout (Q4_0 -> Q4_0x4) unless --no-repack.
-// Usage: npm run bench:kernels [-- --no-repack --mb 64 --seconds 0.5 --threads 1,2 --types Q4_0,Q8_0,Q4_K,Q6_K --tokens 32]
+// Weights are repacked into the cpu device's layout (Q4_0 -> Q4_0r4) unless --no-repack.
+// Usage: npm run bench:kernels [-- --numerics exact|fast --no-repack --mb 64 --seconds 0.5 --threads 1,2 --types Q4_0,Q8_0,Q4_K,Q6_K --tokens 32]
 // Numbers are noisy on a shared machine: run a few times.
 import { createCpuRuntime, weightRowBytes, activationTypeFor, activationRowBytes } from '../src/backends/cpu/index.js';
 import { ggmlTypeByName, GgmlType } from '../src/gguf/ggml-types.js';
@@ -15,7 +15,7 @@ const SECONDS = Number(arg('seconds', '0.5'));
 const THREADS = arg('threads', '1,2').split(',').map(Number);
 const TYPES = arg('types', 'Q4_0,Q8_0,Q4_K,Q6_K').split(',');
 const TOKENS = Number(arg('tokens', '32'));
-const COLS = 4096;
+const COLS = Number(arg('cols', '4096'));
 
 // f16 scale fields per type (byte offsets within a block, block bytes)
 const SCALES: Record<number, [number[], number]> = {
@@ -48,7 +48,7 @@ function time(fn: () => void, threads = 1): number {
 let lastCpu = 0;
 
 for (const threads of THREADS) {
-  const rt = await createCpuRuntime({ threads, spin: Number(arg('spin', '2000')) });
+  const rt = await createCpuRuntime({ threads, spin: Number(arg('spin', '2000')), numerics: arg('numerics', 'exact') === 'fast' ? 'fast' : 'exact' });
   console.log(`threads=${threads}`);
   // fork/join cost of an empty op
   const one = rt.alloc(64);
@@ -68,8 +68,8 @@ for (const threads of THREADS) {
     for (let i = 0; i < u32.length; i++) { s = (s * 1664525 + 1013904223) >>> 0; u32[i] = s; }
     const sc = SCALES[wtype];
     if (sc) for (let o = 0; o < rows * rb; o += sc[1]) for (const f of sc[0]) { bytes[o + f] = 0x00; bytes[o + f + 1] = 0x20; }
-    if (process.argv.includes('--no-repack')) void 0;
-    else wtype = rt.repackWeights(wtype, w, rows, COLS);
+    // the cpu device's layout: Q4_0 with 4 rows interleaved (Q4_0r4)
+    if (!process.argv.includes('--no-repack') && wtype === GgmlType.Q4_0) wtype = rt.repackRows4(w, rows, COLS);
     const x = rt.alloc(COLS * 4 * TOKENS);
     const xf = rt.f32(x, COLS * TOKENS);
     for (let i = 0; i < xf.length; i++) xf[i] = Math.sin(i);

@@ -1820,3 +1820,205 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
 @inline function vec_lanes(p: usize, stride: usize, l0: i32): v128 {
   return f32x4.add(f32x4.add(gather4(p, stride, l0), gather4(p, stride, l0 + 32)), f32x4.add(gather4(p, stride, l0 + 16), gather4(p, stride, l0 + 48)));
 }
+
+// =============================================================================================
+// Free-order matmul kernels ('fast' numerics, the cpu device's default). Same integer block sums as
+// above, but the float side is plain f32 vector multiply-adds in whatever order is cheapest, and each
+// pass computes several weight rows (decode) or rows x tokens (prefill) so activation and weight loads
+// are shared. They agree with ggml's orders to float rounding (backend-ops test) and pass the parity
+// fixtures under the same tolerances; the exact kernels above remain for numerics 'exact'.
+
+// ---- Q8_0 (activations: Q8_0 aux table, i16 quants at ax + 20*nb, f32 d at ax) ----
+@inline function q8f_dot(w: usize, ap: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 2), v128.load(ap)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 10), v128.load(ap, 16))),
+    i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 18), v128.load(ap, 32)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 26), v128.load(ap, 48))));
+}
+// rows w, w + ws . one token -> y, y + 4
+@inline function dot2r_q8_0f(w: usize, ws: usize, ax: usize, nb: i32, y: usize): void {
+  let c0 = f32x4.splat(0), c1 = c0;
+  let dp = ax, ap = ax + <usize>nb * 20;
+  const we = w + <usize>nb * 34;
+  while (w < we) {
+    const da = load<f32>(dp);
+    const s0 = q8f_dot(w, ap), s1 = q8f_dot(w + ws, ap);
+    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(h2f(load<u16>(w)) * da)));
+    c1 = f32x4.add(c1, f32x4.mul(f32x4.convert_i32x4_s(s1), f32x4.splat(h2f(load<u16>(w + ws)) * da)));
+    w += 34; dp += 4; ap += 64;
+  }
+  store<f32>(y, hsum_f32x4(c0));
+  store<f32>(y, hsum_f32x4(c1), 4);
+}
+@inline function dot1r_q8_0f(w: usize, ax: usize, nb: i32): f32 {
+  let c0 = f32x4.splat(0);
+  let dp = ax, ap = ax + <usize>nb * 20;
+  const we = w + <usize>nb * 34;
+  while (w < we) {
+    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(q8f_dot(w, ap)), f32x4.splat(h2f(load<u16>(w)) * load<f32>(dp))));
+    w += 34; dp += 4; ap += 64;
+  }
+  return hsum_f32x4(c0);
+}
+// 4 rows (w + i*ws) x 2 tokens (aux rows ax, ax + axs): 8 values per step so the 8 i32 accumulators, 4 widened
+// weight vectors and 2 activation vectors fit the 16 SIMD registers; y[t][r] at y + t*ys + 4r
+@inline function dot4r2t_q8_0f(w: usize, ws: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c0 = f32x4.splat(0), c1 = c0;
+  let dp = ax, ap = ax + <usize>nb * 20;
+  for (let b = 0; b < nb; b++) {
+    let p00 = i32x4.splat(0), p10 = p00, p20 = p00, p30 = p00, p01 = p00, p11 = p00, p21 = p00, p31 = p00;
+    for (let k: usize = 0; k < 32; k += 8) {
+      const a0 = v128.load(ap + (k << 1)), a1 = v128.load(ap + axs + (k << 1));
+      const w0 = v128.load8x8_s(w + 2 + k), w1 = v128.load8x8_s(w + ws + 2 + k);
+      const w2 = v128.load8x8_s(w + 2 * ws + 2 + k), w3 = v128.load8x8_s(w + 3 * ws + 2 + k);
+      p00 = i32x4.add(p00, i32x4.dot_i16x8_s(w0, a0)); p01 = i32x4.add(p01, i32x4.dot_i16x8_s(w0, a1));
+      p10 = i32x4.add(p10, i32x4.dot_i16x8_s(w1, a0)); p11 = i32x4.add(p11, i32x4.dot_i16x8_s(w1, a1));
+      p20 = i32x4.add(p20, i32x4.dot_i16x8_s(w2, a0)); p21 = i32x4.add(p21, i32x4.dot_i16x8_s(w2, a1));
+      p30 = i32x4.add(p30, i32x4.dot_i16x8_s(w3, a0)); p31 = i32x4.add(p31, i32x4.dot_i16x8_s(w3, a1));
+    }
+    const dw = h2f_4(w, ws);
+    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p00, p10, p20, p30)), f32x4.mul(dw, f32x4.splat(load<f32>(dp)))));
+    c1 = f32x4.add(c1, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p01, p11, p21, p31)), f32x4.mul(dw, f32x4.splat(load<f32>(dp + axs)))));
+    w += 34; dp += 4; ap += 64;
+  }
+  v128.store(y, c0);
+  v128.store(y + ys, c1);
+}
+// 4 rows . one token: the 4 rows' block sums reduced into one vector, so the 4 weight scales convert
+// as one vector and one multiply-add per block serves all 4 rows
+@inline function dot4r_q8_0f(w: usize, ws: usize, ax: usize, nb: i32, y: usize): void {
+  let c = f32x4.splat(0);
+  let dp = ax, ap = ax + <usize>nb * 20;
+  for (let b = 0; b < nb; b++) {
+    let p0 = i32x4.splat(0), p1 = p0, p2 = p0, p3 = p0;
+    for (let k: usize = 0; k < 32; k += 8) {
+      const a0 = v128.load(ap + (k << 1));
+      p0 = i32x4.add(p0, i32x4.dot_i16x8_s(v128.load8x8_s(w + 2 + k), a0));
+      p1 = i32x4.add(p1, i32x4.dot_i16x8_s(v128.load8x8_s(w + ws + 2 + k), a0));
+      p2 = i32x4.add(p2, i32x4.dot_i16x8_s(v128.load8x8_s(w + 2 * ws + 2 + k), a0));
+      p3 = i32x4.add(p3, i32x4.dot_i16x8_s(v128.load8x8_s(w + 3 * ws + 2 + k), a0));
+    }
+    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p0, p1, p2, p3)), f32x4.mul(h2f_4(w, ws), f32x4.splat(load<f32>(dp)))));
+    w += 34; dp += 4; ap += 64;
+  }
+  v128.store(y, c);
+}
+export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    let t = 0;
+    for (; t + 2 <= nTok; t += 2) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      let r = rt;
+      for (; r + 4 <= re; r += 4) dot4r2t_q8_0f(w + <usize>r * ws, ws, xt, axs, nb, yt + (<usize>r << 2), ys);
+      for (; r < re; r++) {
+        store<f32>(yt + (<usize>r << 2), dot1r_q8_0f(w + <usize>r * ws, xt, nb));
+        store<f32>(yt + ys + (<usize>r << 2), dot1r_q8_0f(w + <usize>r * ws, xt + axs, nb));
+      }
+    }
+    for (; t < nTok; t++) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      let r = rt;
+      for (; r + 4 <= re; r += 4) dot4r_q8_0f(w + <usize>r * ws, ws, xt, nb, yt + (<usize>r << 2));
+      for (; r + 2 <= re; r += 2) dot2r_q8_0f(w + <usize>r * ws, ws, xt, nb, yt + (<usize>r << 2));
+      if (r < re) store<f32>(yt + (<usize>r << 2), dot1r_q8_0f(w + <usize>r * ws, xt, nb));
+    }
+  }
+}
+
+// ---- Q4_0 with 4 rows interleaved (Q4_0r4) ----
+@inline function dot4_q4_0r4f(w: usize, ax: usize, nb: i32, y: usize): void {
+  let c = f32x4.splat(0);
+  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20;
+  const we = w + <usize>nb * 72;
+  while (w < we) {
+    const a0 = v128.load(ap), a1 = v128.load(ap, 16), a2 = v128.load(ap, 32), a3 = v128.load(ap, 48);
+    const sums = i32x4.sub(hsum4_i32(q4r_row(w + 8, a0, a1, a2, a3), q4r_row(w + 24, a0, a1, a2, a3),
+      q4r_row(w + 40, a0, a1, a2, a3), q4r_row(w + 56, a0, a1, a2, a3)), i32x4.splat(load<i32>(cp)));
+    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(sums), f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)))));
+    w += 72; ap += 64; cp += 16; dp += 4;
+  }
+  v128.store(y, c);
+}
+// one group of 4 rows x 2 tokens: the nibbles are split once for both tokens
+@inline function dot4x2_q4_0r4f(w: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c0 = f32x4.splat(0), c1 = c0;
+  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20;
+  const m = i16x8.splat(0x0f);
+  const we = w + <usize>nb * 72;
+  while (w < we) {
+    let pa = i32x4.splat(0), pb = pa;
+    let sa = pa, sb = pa;
+    for (let j: usize = 0; j < 4; j++) {
+      const u0 = v128.load8x8_u(w + 8 + 16 * j), u1 = v128.load8x8_u(w + 16 + 16 * j);
+      const l0 = v128.and(u0, m), l1 = v128.and(u1, m), h0 = i16x8.shr_u(u0, 4), h1 = i16x8.shr_u(u1, 4);
+      const x = q4r_dot(l0, l1, h0, h1, ap), z = q4r_dot(l0, l1, h0, h1, ap + axs);
+      // lane j of the 4-row sums: accumulate per row in sa/sb via hs-free shuffles at the end
+      if (j == 0) { pa = x; pb = z; } else if (j == 1) { sa = hs2_i32(pa, x); sb = hs2_i32(pb, z); }
+      else if (j == 2) { pa = x; pb = z; } else { sa = hs4_i32(sa, hs2_i32(pa, x)); sb = hs4_i32(sb, hs2_i32(pb, z)); }
+    }
+    const hd = h2f4(v128.load16x4_u(w));
+    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(sa, i32x4.splat(load<i32>(cp)))), f32x4.mul(hd, f32x4.splat(load<f32>(dp)))));
+    c1 = f32x4.add(c1, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(sb, i32x4.splat(load<i32>(cp + axs)))), f32x4.mul(hd, f32x4.splat(load<f32>(dp + axs)))));
+    w += 72; ap += 64; cp += 16; dp += 4;
+  }
+  v128.store(y, c0);
+  v128.store(y + ys, c1);
+}
+export function mmf_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    let t = 0;
+    for (; t + 2 <= nTok; t += 2) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r += 4) dot4x2_q4_0r4f(w + <usize>r * ws, xt, axs, nb, yt + (<usize>r << 2), ys);
+    }
+    for (; t < nTok; t++) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r += 4) dot4_q4_0r4f(w + <usize>r * ws, xt, nb, yt + (<usize>r << 2));
+    }
+  }
+}
+
+// ---- Q4_K: the GEMV above with plain f32 multiply-adds; the GEMM (dot4t_q4_K) has one rounding per
+// 64 values already and stays ----
+@inline function dot_q4_Kf(w: usize, a: usize, ax: usize, nb: i32): f32 {
+  let acc: f32 = 0, accm: f32 = 0;
+  const m4 = i16x8.splat(0x0f);
+  const end = w + <usize>nb * 144;
+  while (w < end) {
+    const ad = load<f32>(a);
+    const smv = k4_scales(w + 4);
+    let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let isum = i32x4.splat(0);
+    let qs = w + 16, q8 = ax;
+    const qe = qs + 128;
+    while (qs < qe) {
+      const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
+      const lo = dot32_w16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
+      const hi = dot32_w16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 64);
+      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1))));
+      sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
+      sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
+      qs += 32; q8 += 128;
+    }
+    acc += <f32>hsum_i32x4(isum) * (h2f(load<u16>(w)) * ad);
+    accm += <f32>k4_summins(smv, a) * (h2f(load<u16>(w, 2)) * ad);
+    w += 144; a += 292; ax += 512;
+  }
+  return acc - accm;
+}
+export function mmf_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, nGemm: i32): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    let t = 0;
+    for (; t + 4 <= nGemm; t += 4) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) dot4t_q4_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+    }
+    for (; t < nTok; t++) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_Kf(w + <usize>r * ws, at, xt, nb));
+    }
+  }
+}

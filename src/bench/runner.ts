@@ -71,7 +71,7 @@ export function modelInfo(file: GgufFile): ModelInfo {
 }
 
 /** gguf-edge on a registry device. */
-export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?: 'f16' | 'f32' } = {}): BenchEngine {
+export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?: 'f16' | 'f32'; numerics?: 'exact' | 'fast' } = {}): BenchEngine {
   let file: GgufFile | undefined;
   let model: Model | undefined;
   let ctx: Context | undefined;
@@ -86,7 +86,7 @@ export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?
     device: deviceName,
     async load(threads, nCtx, nBatch) {
       release();
-      const device = await getDevice(deviceName, { threads });
+      const device = await getDevice(deviceName, { threads, numerics: opts.numerics });
       file = openGguf(path);
       model = loadModel(file, { device });
       ctx = new Context(model, { nCtx, nBatch, kvType: opts.kvType ?? 'f16' });

@@ -62,6 +62,7 @@ export const contextOptions: Options = {
   'kv-type': { type: 'string' },
   device: { type: 'string' },
   threads: { type: 'string', short: 't' },
+  numerics: { type: 'string' },
 };
 
 export function contextHelp(): string {
@@ -69,7 +70,16 @@ export function contextHelp(): string {
   -c, --ctx N                KV cache size in tokens (default min(4096, training context))
   --kv-type f16|f32          KV cache element type (default f16)
   --device NAME              compute device (${deviceNames().join(', ')}; default ${DEFAULT_DEVICE})
-  -t, --threads N            threads for the cpu device (default: available cores)`;
+  -t, --threads N            threads for the cpu device (default: available cores)
+  --numerics fast|exact      cpu matmul float order: fast (default; free-order Q8_0/Q4_0/Q4_K kernels,
+                             within llama.cpp's parity tolerances) or exact (llama.cpp's x86 order,
+                             bit-identical logits, slower)`;
+}
+
+export function numericsFrom(v: Values): 'exact' | 'fast' | undefined {
+  const n = v.numerics as string | undefined;
+  if (n !== undefined && n !== 'exact' && n !== 'fast') throw usage(`--numerics must be fast or exact, got "${n}"`);
+  return n;
 }
 
 export function kvType(v: Values): 'f16' | 'f32' {
@@ -86,5 +96,5 @@ export function contextSize(v: Values, nCtxTrain: number): number {
 
 export async function deviceFrom(v: Values): Promise<Device> {
   const threads = v.threads !== undefined ? Math.max(1, Math.floor(num(v.threads, 'threads', 1))) : undefined;
-  return getDevice((v.device as string | undefined) ?? DEFAULT_DEVICE, { threads });
+  return getDevice((v.device as string | undefined) ?? DEFAULT_DEVICE, { threads, numerics: numericsFrom(v) });
 }

@@ -15,7 +15,7 @@ import { fixture } from '../helpers/fixtures.js';
 import { PARITY_ARCHS, PARITY_TYPES, type RefFile } from '../helpers/parity.js';
 
 const DECODE_STEPS = 4;
-const cpu = await createCpuDevice({ threads: 2 });
+const cpu = await createCpuDevice({ threads: 2, numerics: 'exact' });
 const ref = referenceDevice();
 after(() => cpu.close());
 

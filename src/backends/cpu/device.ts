@@ -7,7 +7,7 @@
 import type { Backend, BufferType, BufferUsage, ComputeContext, Device, DeviceBuffer, Placement } from '../backend.js';
 import type { Graph, TensorDesc } from '../../graph/graph.js';
 import { nElements } from '../../graph/graph.js';
-import { GgmlType } from '../../gguf/ggml-types.js';
+import { GgmlType, ggmlTypeName } from '../../gguf/ggml-types.js';
 import { computeNode } from '../reference/device.js';
 import { activationTypeFor, createCpuRuntime, CpuLayout, CpuRuntimeError, MATMUL_TYPES, q4KGemmRows, type CpuRuntime, type CpuRuntimeOptions, type GgmlAttentionArgs, type RopeArgs } from './runtime.js';
 
@@ -81,17 +81,34 @@ export const LLAMA_EXACT_MATMUL_TYPES: ReadonlySet<number> = new Set([GgmlType.F
 
 export interface CpuDeviceOptions extends CpuRuntimeOptions {
   /**
-   * 'exact' (default): matmuls with the weight types whose llama.cpp order is known (LLAMA_EXACT_MATMUL_TYPES)
-   * reproduce the reference backend bit for bit (Q4_0/Q4_K with rows % 8 != 0 run the reference kernel);
-   * the other types use their WASM kernels (agreeing with the reference's generic formulas to float rounding).
-   * 'fast': every type uses its WASM kernel.
+   * 'fast' (default): free-order kernels for Q8_0, Q4_0 (4-row layout for any rows % 4 == 0) and the Q4_K
+   * GEMV, several rows per pass and plain f32 multiply-adds; every parity fixture passes under the
+   * reference's rule and tolerances (test/parity/cpu.test.ts). 'exact': matmuls with the weight types
+   * whose llama.cpp order is known (LLAMA_EXACT_MATMUL_TYPES) reproduce the reference backend bit for bit
+   * (Q4_0/Q4_K with rows % 8 != 0 run the reference kernel). Either way the other types use their WASM
+   * kernels (agreeing with the reference's generic formulas to float rounding).
    */
   numerics?: 'exact' | 'fast';
 }
 
+const profileTable = new Map<string, { ms: number; calls: number }>();
+let profileHooked = false;
+function hookProfileReport(): void {
+  const proc = (globalThis as { process?: { on(e: string, f: () => void): void; stderr: { write(s: string): void } } }).process;
+  if (profileHooked || !proc) return;
+  profileHooked = true;
+  proc.on('exit', () => {
+    const rows = [...profileTable.entries()].sort((a, b) => b[1].ms - a[1].ms);
+    const total = rows.reduce((s, [, e]) => s + e.ms, 0);
+    proc.stderr.write(`cpu profile: ${total.toFixed(1)} ms in nodes\n`);
+    for (const [k, e] of rows) proc.stderr.write(`${e.ms.toFixed(1).padStart(10)} ms ${(100 * e.ms / total).toFixed(1).padStart(5)}% ${String(e.calls).padStart(7)}x  ${k}\n`);
+  });
+}
+
 export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Device & { runtime: CpuRuntime; close(): Promise<void> }> {
-  const rt = await createCpuRuntime(opts);
-  const fastNumerics = opts.numerics === 'fast';
+  const fastNumerics = opts.numerics !== 'exact';
+  const rt = await createCpuRuntime({ ...opts, numerics: fastNumerics ? 'fast' : 'exact' });
+  if ((globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.GGUF_EDGE_PROFILE) hookProfileReport();
   const bt = cpuBufferType(rt);
   const ptrOf = (p: Placement) => (p.buffer as CpuBuffer).ptr + p.offset;
   const i32 = (p: Placement, n: number) => new Int32Array(rt.memory.buffer, ptrOf(p), n);
@@ -232,6 +249,26 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
     return fuse;
   }
 
+  /**
+   * GGUF_EDGE_PROFILE=1: time every node by op (mul_mat by weight type and shape) and print the table
+   * to stderr at exit. Off by default: the wrappers cost a clock read per node.
+   */
+  const profile = !!(globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.GGUF_EDGE_PROFILE;
+  const profileKey = (g: Graph, t: TensorDesc) => {
+    if (t.op !== 'mul_mat') return t.op;
+    const w = g.tensors[t.src[0]!]!;
+    return `mul_mat ${ggmlTypeName(typeId(w))} ${w.shape[1]}x${w.shape[0]} n=${g.tensors[t.src[1]!]!.shape[1] ?? 1}`;
+  };
+  function profiled(key: string, fn: () => void): () => void {
+    return () => {
+      const t0 = performance.now();
+      fn();
+      const e = profileTable.get(key) ?? { ms: 0, calls: 0 };
+      e.ms += performance.now() - t0; e.calls++;
+      profileTable.set(key, e);
+    };
+  }
+
   /** Compiled node runners per split (its node list and placement are fixed for the plan's lifetime). */
   interface Program { placement: (id: number) => Placement; bytes: number; run: (() => void)[] }
   const programs = new WeakMap<readonly number[], Program>();
@@ -249,7 +286,8 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
         const mm = wasmMatmul(g, t);
         if (mm) { shared = mm.share >= 0 && mm.share === lastShare; lastShare = mm.share; }
       }
-      return compile(g, t, at, shared, fuse) ?? (() => computeNode(g, t, at));
+      const fn = compile(g, t, at, shared, fuse) ?? (() => computeNode(g, t, at));
+      return profile ? profiled(profileKey(g, t), fn) : fn;
     });
     prog = { placement: at, bytes: rt.memory.buffer.byteLength, run };
     programs.set(nodes, prog);
@@ -281,7 +319,7 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
      */
     prepareWeight(placement: Placement, type: number, dims: readonly number[]): number {
       const cols = dims[0]!, rows = dims.slice(1).reduce((a, b) => a * b, 1);
-      if (type !== GgmlType.Q4_0 || rows % 8 !== 0 || !(placement.buffer as Partial<CpuBuffer>).ptr) return type;
+      if (type !== GgmlType.Q4_0 || rows % (fastNumerics ? 4 : 8) !== 0 || !(placement.buffer as Partial<CpuBuffer>).ptr) return type;
       return rt.repackRows4(ptrOf(placement), rows, cols);
     },
   };

@@ -33,6 +33,12 @@ export interface CpuRuntimeOptions {
   parallelMinWork?: number;
   /** how to start a worker (default: worker_threads in Node, module Workers elsewhere) */
   spawnWorker?: SpawnWorker;
+  /**
+   * Float order of the matmuls. 'exact' (default): the weight types whose llama.cpp x86 order is known
+   * reproduce it bit for bit. 'fast': free-order kernels (several rows and tokens per pass, plain f32
+   * multiply-adds) for Q8_0, Q4_0 (4-row layout) and the Q4_K GEMV; equal to 'exact' to float rounding.
+   */
+  numerics?: 'exact' | 'fast';
 }
 
 const PAGE = 65536;
@@ -80,18 +86,18 @@ export function activationRowBytes(vtype: number, cols: number): number {
 }
 
 /** aux: the kernel takes an activation side table (Q8_0: f32 d + 8*sum per block; Q8_1: f32 d and s) */
-interface WeightKernel { name: KernelName; block: number; bytes: number; aux?: boolean; rowAlign?: number }
+interface WeightKernel { name: KernelName; block: number; bytes: number; aux?: boolean; rowAlign?: number; fast?: KernelName }
 const WEIGHT_KERNELS: Record<number, WeightKernel> = {
   [GgmlType.Q4_0]: { name: 'mm_q4_0', block: 32, bytes: 18, aux: true },
   [CpuLayout.Q4_0x4]: { name: 'mm_q4_0x4', block: 32, bytes: 18, aux: true },
-  [CpuLayout.Q4_0r4]: { name: 'mm_q4_0r4', block: 32, bytes: 18, aux: true, rowAlign: 4 },
+  [CpuLayout.Q4_0r4]: { name: 'mm_q4_0r4', block: 32, bytes: 18, aux: true, rowAlign: 4, fast: 'mmf_q4_0r4' },
   [GgmlType.Q4_1]: { name: 'mm_q4_1', block: 32, bytes: 20, aux: true },
   [GgmlType.Q5_0]: { name: 'mm_q5_0', block: 32, bytes: 22, aux: true },
   [GgmlType.Q5_1]: { name: 'mm_q5_1', block: 32, bytes: 24, aux: true },
-  [GgmlType.Q8_0]: { name: 'mm_q8_0', block: 32, bytes: 34, aux: true },
+  [GgmlType.Q8_0]: { name: 'mm_q8_0', block: 32, bytes: 34, aux: true, fast: 'mmf_q8_0' },
   [GgmlType.Q2_K]: { name: 'mm_q2_K', block: 256, bytes: 84 },
   [GgmlType.Q3_K]: { name: 'mm_q3_K', block: 256, bytes: 110 },
-  [GgmlType.Q4_K]: { name: 'mm_q4_K', block: 256, bytes: 144, aux: true },
+  [GgmlType.Q4_K]: { name: 'mm_q4_K', block: 256, bytes: 144, aux: true, fast: 'mmf_q4_K' },
   [GgmlType.Q5_K]: { name: 'mm_q5_K', block: 256, bytes: 176 },
   [GgmlType.Q6_K]: { name: 'mm_q6_K', block: 256, bytes: 210, aux: true },
   [GgmlType.F16]: { name: 'mm_f16', block: 1, bytes: 2 },
@@ -378,7 +384,7 @@ export async function createCpuRuntime(opts: CpuRuntimeOptions = {}): Promise<Cp
       throw e;
     }
   }
-  return new Runtime(threads, memory, maxPages, kernels, ctl, args, workers, opts.parallelMinWork ?? PARALLEL_MIN_WORK);
+  return new Runtime(threads, memory, maxPages, kernels, ctl, args, workers, opts.parallelMinWork ?? PARALLEL_MIN_WORK, opts.numerics === 'fast');
 }
 
 class Runtime implements CpuRuntime {
@@ -404,6 +410,8 @@ class Runtime implements CpuRuntime {
     private readonly args: Float64Array,
     private readonly workers: WorkerHandle[],
     private readonly minWork: number,
+    /** free-order matmul kernels where they exist (CpuRuntimeOptions.numerics 'fast') */
+    readonly fastNumerics: boolean,
   ) {
     this.buf = memory.buffer;
     this.fns = KERNEL_NAMES.map((n) => kernels[n]);
@@ -640,7 +648,7 @@ class Runtime implements CpuRuntime {
         this.lastAuxVt = scratch ? vt : -1;
       }
     }
-    this.dispatch(KERNEL_INDEX[k.name], rows, k.rowAlign ?? 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs, nGemm);
+    this.dispatch(KERNEL_INDEX[this.fastNumerics && k.fast ? k.fast : k.name], rows, k.rowAlign ?? 1, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs, nGemm);
   }
 
   matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number): void {

@@ -8,6 +8,7 @@ import { ggufEdgeEngine, runBench } from '../../bench/runner.js';
 import { SHAPES, SYNTHETIC_TYPES, parseSyntheticSpec } from '../../bench/shapes.js';
 import { syntheticCacheDir, syntheticModel } from '../../bench/synthetic.js';
 import { progress } from '../progress.js';
+import { numericsFrom } from '../options.js';
 
 const realShapes = Object.keys(SHAPES).filter((s) => !s.startsWith('tiny-'));
 
@@ -29,6 +30,7 @@ Engine:
   -t, --threads N[,N...]     thread counts to test, one run set each (default ${availableParallelism()});
                              the device's \`threads\` option (the reference device ignores it)
   --device NAME              compute device (${deviceNames().join(', ')}; default ${defaultDeviceName()}: cpu when available)
+  --numerics fast|exact      cpu matmul float order (default fast; exact = llama.cpp's bits, slower)
   -b, --batch N              largest batch evaluated at once (default 512, llama-bench's n_ubatch)
   --kv-type f16|f32          KV cache element type (default f16)
 
@@ -92,6 +94,7 @@ export const command: Command = {
         'no-warmup': { type: 'boolean' },
         threads: { type: 'string', short: 't' },
         device: { type: 'string' },
+        numerics: { type: 'string' },
         batch: { type: 'string', short: 'b' },
         'kv-type': { type: 'string' },
         synthetic: { type: 'string' },
@@ -130,7 +133,7 @@ export const command: Command = {
     const status = statusLine();
     let results;
     try {
-      results = await runBench(path, [ggufEdgeEngine(path, deviceName, { kvType })], {
+      results = await runBench(path, [ggufEdgeEngine(path, deviceName, { kvType, numerics: numericsFrom(values) })], {
         pp, tg, threads, reps, nBatch, noWarmup: !!values['no-warmup'], label, onProgress: (m) => status.show(m),
       });
     } finally {
