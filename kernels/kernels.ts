@@ -30,11 +30,14 @@
 // weight rows per cache tile in the matmul kernels
 const ROW_TILE = 8;
 
+// f16 -> f32 without touching an f32 subnormal: x86 takes a ~100-cycle assist for every subnormal operand
+// (WebAssembly keeps IEEE subnormals, so no flush-to-zero), and f16 subnormals are common as Q6_K/Q4_K
+// scales. Normal values rebias the exponent with an integer add; subnormals convert their mantissa.
 @inline function h2f(h: u32): f32 {
-  const m = (h & 0x7fff) << 13;
-  let b = reinterpret<u32>(reinterpret<f32>(m) * reinterpret<f32>(0x77800000));
-  if ((h & 0x7c00) == 0x7c00) b = m | 0x7f800000;
-  return reinterpret<f32>(b | ((h & 0x8000) << 16));
+  const e = h & 0x7c00, sign = (h & 0x8000) << 16;
+  if (e == 0) return reinterpret<f32>(reinterpret<u32>(<f32>(h & 0x3ff) * reinterpret<f32>(0x33800000)) | sign);
+  const m = ((h & 0x7fff) << 13) + (112 << 23);
+  return reinterpret<f32>((e == 0x7c00 ? m | 0x7f800000 : m) | sign);
 }
 
 // ggml's fp32_to_fp16 (round to nearest even, subnormals, inf, nan -> 0x7e00)
@@ -51,12 +54,14 @@ const ROW_TILE = 8;
   return (sign >> 16) | (shl1w > 0xff000000 ? 0x7e00 : nonsign);
 }
 
-// 4 f16 (in the low 16 bits of i32 lanes) -> 4 f32
+// 4 f16 (in the low 16 bits of i32 lanes) -> 4 f32 (no f32 subnormal operands, as h2f)
 @inline function h2f4(hv: v128): v128 {
-  const m = i32x4.shl(v128.and(hv, i32x4.splat(0x7fff)), 13);
-  const f = f32x4.mul(m, f32x4.splat(reinterpret<f32>(0x77800000)));
-  const inf = i32x4.eq(v128.and(hv, i32x4.splat(0x7c00)), i32x4.splat(0x7c00));
-  const b = v128.bitselect(v128.or(m, i32x4.splat(0x7f800000)), f, inf);
+  const e = v128.and(hv, i32x4.splat(0x7c00));
+  const m = i32x4.add(i32x4.shl(v128.and(hv, i32x4.splat(0x7fff)), 13), i32x4.splat(112 << 23));
+  const sub = f32x4.mul(f32x4.convert_i32x4_s(v128.and(hv, i32x4.splat(0x3ff))), f32x4.splat(reinterpret<f32>(0x33800000)));
+  const inf = i32x4.eq(e, i32x4.splat(0x7c00));
+  let b = v128.bitselect(v128.or(m, i32x4.splat(0x7f800000)), m, inf);
+  b = v128.bitselect(sub, b, i32x4.eq(e, i32x4.splat(0)));
   return v128.or(b, i32x4.shl(v128.and(hv, i32x4.splat(0x8000)), 16));
 }
 
@@ -136,7 +141,14 @@ function fma_tie(p: f64, c: f64, s: f64): f32 {
   if (v128.any_true(i64x2.eq(v128.and(s, i64x2.splat(0x1fffffff)), i64x2.splat(0x10000000)))) return fma2_tie(p, c);
   return f64x2.promote_low_f32x4(f32x4.demote_f64x2_zero(s));
 }
+// Most midpoints come after an exact f64 add (short f16 x f16 scale products), where rounding the f64 sum
+// is already fmaf's single rounding: the vector TwoSum error term tells those apart from the rare inexact
+// ones, which take the scalar fix.
 function fma2_tie(p: v128, c: v128): v128 {
+  const s = f64x2.add(p, c);
+  const bb = f64x2.sub(s, p);
+  const err = f64x2.add(f64x2.sub(p, f64x2.sub(s, bb)), f64x2.sub(c, bb));
+  if (!v128.any_true(f64x2.ne(err, f64x2.splat(0)))) return round2(s);
   const r0 = fma_pc(f64x2.extract_lane(p, 0), f64x2.extract_lane(c, 0));
   const r1 = fma_pc(f64x2.extract_lane(p, 1), f64x2.extract_lane(c, 1));
   return f64x2.replace_lane(f64x2.splat(<f64>r0), 1, <f64>r1);
