@@ -451,6 +451,11 @@ export function mm_q4_0x4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: u
 // chains run side by side in two f64x2: the scalar chain of one row is latency-bound, 4 are not.
 // in place: row groups [g0, g1) of rows ws bytes apart, via tmp (4*ws bytes)
 export function repack_q4_0r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tmp: usize): void {
+  repack_r4(g0, g1, w, ws, nb, tmp, 18);
+}
+// any block type of one f16 scale + (bs - 2) quant bytes (Q4_0: 18, Q8_0: 34): per block [4 x f16 d][4 x quants]
+export function repack_r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tmp: usize, bs: i32): void {
+  const qb = <usize>(bs - 2), ob = 8 + 4 * qb;
   for (let g = g0; g < g1; g++) {
     const p = w + <usize>g * 4 * ws;
     const n: usize = 4 * ws;
@@ -458,11 +463,11 @@ export function repack_q4_0r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tm
     for (; i + 16 <= n; i += 16) v128.store(tmp + i, v128.load(p + i));
     for (; i < n; i++) store<u8>(tmp + i, load<u8>(p + i));
     for (let b: usize = 0; b < <usize>nb; b++) {
-      const o = p + b * 72;
+      const o = p + b * ob;
       for (let j: usize = 0; j < 4; j++) {
-        const src = tmp + j * ws + b * 18;
+        const src = tmp + j * ws + b * <usize>bs;
         store<u16>(o + 2 * j, load<u16>(src));
-        v128.store(o + 8 + 16 * j, v128.load(src, 2));
+        for (let q: usize = 0; q < qb; q += 16) v128.store(o + 8 + qb * j + q, v128.load(src + 2 + q));
       }
     }
   }
@@ -1933,6 +1938,66 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
       for (; r + 4 <= re; r += 4) dot4r_q8_0f(w + <usize>r * ws, ws, xt, nb, yt + (<usize>r << 2));
       for (; r + 2 <= re; r += 2) dot2r_q8_0f(w + <usize>r * ws, ws, xt, nb, yt + (<usize>r << 2));
       if (r < re) store<f32>(yt + (<usize>r << 2), dot1r_q8_0f(w + <usize>r * ws, xt, nb));
+    }
+  }
+}
+
+// ---- Q8_0 with 4 rows interleaved (Q8_0r4, [4 x f16 d][4 x 32 B quants] per block): one contiguous
+// weight stream per 4 rows (4 separate short row streams defeat the hardware prefetcher at ~1 KiB rows) ----
+@inline function dot4_q8_0r4f(w: usize, ax: usize, nb: i32, y: usize): void {
+  let c = f32x4.splat(0);
+  let dp = ax, ap = ax + <usize>nb * 20;
+  const we = w + <usize>nb * 136;
+  while (w < we) {
+    let p0 = i32x4.splat(0), p1 = p0, p2 = p0, p3 = p0;
+    for (let k: usize = 0; k < 32; k += 8) {
+      const a0 = v128.load(ap + (k << 1));
+      p0 = i32x4.add(p0, i32x4.dot_i16x8_s(v128.load8x8_s(w + 8 + k), a0));
+      p1 = i32x4.add(p1, i32x4.dot_i16x8_s(v128.load8x8_s(w + 40 + k), a0));
+      p2 = i32x4.add(p2, i32x4.dot_i16x8_s(v128.load8x8_s(w + 72 + k), a0));
+      p3 = i32x4.add(p3, i32x4.dot_i16x8_s(v128.load8x8_s(w + 104 + k), a0));
+    }
+    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p0, p1, p2, p3)), f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)))));
+    w += 136; dp += 4; ap += 64;
+  }
+  v128.store(y, c);
+}
+// 4 rows x 2 tokens
+@inline function dot4x2_q8_0r4f(w: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c0 = f32x4.splat(0), c1 = c0;
+  let dp = ax, ap = ax + <usize>nb * 20;
+  const we = w + <usize>nb * 136;
+  while (w < we) {
+    let p00 = i32x4.splat(0), p10 = p00, p20 = p00, p30 = p00, p01 = p00, p11 = p00, p21 = p00, p31 = p00;
+    for (let k: usize = 0; k < 32; k += 8) {
+      const a0 = v128.load(ap + (k << 1)), a1 = v128.load(ap + axs + (k << 1));
+      const w0 = v128.load8x8_s(w + 8 + k), w1 = v128.load8x8_s(w + 40 + k);
+      const w2 = v128.load8x8_s(w + 72 + k), w3 = v128.load8x8_s(w + 104 + k);
+      p00 = i32x4.add(p00, i32x4.dot_i16x8_s(w0, a0)); p01 = i32x4.add(p01, i32x4.dot_i16x8_s(w0, a1));
+      p10 = i32x4.add(p10, i32x4.dot_i16x8_s(w1, a0)); p11 = i32x4.add(p11, i32x4.dot_i16x8_s(w1, a1));
+      p20 = i32x4.add(p20, i32x4.dot_i16x8_s(w2, a0)); p21 = i32x4.add(p21, i32x4.dot_i16x8_s(w2, a1));
+      p30 = i32x4.add(p30, i32x4.dot_i16x8_s(w3, a0)); p31 = i32x4.add(p31, i32x4.dot_i16x8_s(w3, a1));
+    }
+    const dw = h2f4(v128.load16x4_u(w));
+    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p00, p10, p20, p30)), f32x4.mul(dw, f32x4.splat(load<f32>(dp)))));
+    c1 = f32x4.add(c1, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p01, p11, p21, p31)), f32x4.mul(dw, f32x4.splat(load<f32>(dp + axs)))));
+    w += 136; dp += 4; ap += 64;
+  }
+  v128.store(y, c0);
+  v128.store(y + ys, c1);
+}
+// rows [r0, r1) are whole groups of 4 (dispatched with align 4)
+export function mmf_q8_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    let t = 0;
+    for (; t + 2 <= nTok; t += 2) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r += 4) dot4x2_q8_0r4f(w + <usize>r * ws, xt, axs, nb, yt + (<usize>r << 2), ys);
+    }
+    for (; t < nTok; t++) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r += 4) dot4_q8_0r4f(w + <usize>r * ws, xt, nb, yt + (<usize>r << 2));
     }
   }
 }

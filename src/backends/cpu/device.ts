@@ -67,6 +67,7 @@ function exactMatmul(wt: number, rows: number): boolean {
     case GgmlType.F32: case GgmlType.F16: case GgmlType.Q8_0: case GgmlType.Q6_K: return true;
     // repacked by llama.cpp (GEMV/GEMM orders) only with rows % 8 == 0; otherwise the AVX2 vec_dot
     case GgmlType.Q4_0: case GgmlType.Q4_K: case CpuLayout.Q4_0x4: case CpuLayout.Q4_0r4: return rows % 8 === 0;
+    case CpuLayout.Q8_0r4: return false;
     default: return false;
   }
 }
@@ -314,13 +315,17 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
     },
     close: () => rt.close(),
     /**
-     * Q4_0 weights llama.cpp would repack (rows % 8 == 0) are interleaved 4 rows per block in place
-     * (Q4_0r4: 4 rows' fused multiply-add chains side by side); same arithmetic, so the same bits.
+     * Q4_0 weights llama.cpp would repack (rows % 8 == 0; fast numerics: rows % 4 == 0) are interleaved
+     * 4 rows per block in place (Q4_0r4: 4 rows' fused multiply-add chains side by side; same arithmetic,
+     * so the same bits); with fast numerics Q8_0 weights likewise (Q8_0r4, free-order kernel only).
      */
     prepareWeight(placement: Placement, type: number, dims: readonly number[]): number {
       const cols = dims[0]!, rows = dims.slice(1).reduce((a, b) => a * b, 1);
-      if (type !== GgmlType.Q4_0 || rows % (fastNumerics ? 4 : 8) !== 0 || !(placement.buffer as Partial<CpuBuffer>).ptr) return type;
-      return rt.repackRows4(ptrOf(placement), rows, cols);
+      if (!(placement.buffer as Partial<CpuBuffer>).ptr) return type;
+      if (type === GgmlType.Q4_0 && rows % (fastNumerics ? 4 : 8) === 0) return rt.repackRows4(ptrOf(placement), rows, cols, type);
+      // Q8_0r4 has only a free-order kernel
+      if (type === GgmlType.Q8_0 && fastNumerics && rows % 4 === 0) return rt.repackRows4(ptrOf(placement), rows, cols, type);
+      return type;
     },
   };
   return device;

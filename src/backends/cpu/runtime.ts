@@ -59,12 +59,14 @@ export const CpuLayout = {
   Q4_0x4: 0x1002,
   /** Q4_0 with 4 rows interleaved per block: [4 x f16 d][4 x 16 B quants]; rows % 4 == 0; same size as Q4_0 */
   Q4_0r4: 0x1003,
+  /** Q8_0 with 4 rows interleaved per block: [4 x f16 d][4 x 32 B quants]; rows % 4 == 0; same size as Q8_0 (fast numerics) */
+  Q8_0r4: 0x1004,
 } as const;
 
 /** Activation type the kernels take for a weight type (as ggml's vec_dot_type; F16 -> f32 rounded through f16). */
 export function activationTypeFor(wtype: number): number {
   switch (wtype) {
-    case GgmlType.Q4_0: case GgmlType.Q5_0: case GgmlType.Q8_0: case GgmlType.IQ4_NL: case CpuLayout.Q4_0x4: case CpuLayout.Q4_0r4: return GgmlType.Q8_0;
+    case GgmlType.Q4_0: case GgmlType.Q5_0: case GgmlType.Q8_0: case GgmlType.IQ4_NL: case CpuLayout.Q4_0x4: case CpuLayout.Q4_0r4: case CpuLayout.Q8_0r4: return GgmlType.Q8_0;
     case GgmlType.Q4_1: case GgmlType.Q5_1: return GgmlType.Q8_1;
     case GgmlType.Q2_K: case GgmlType.Q3_K: case GgmlType.Q4_K: case GgmlType.Q5_K: case GgmlType.Q6_K: case GgmlType.IQ4_XS: return GgmlType.Q8_K;
     case GgmlType.F16: return GgmlType.F16;
@@ -95,6 +97,8 @@ const WEIGHT_KERNELS: Record<number, WeightKernel> = {
   [GgmlType.Q5_0]: { name: 'mm_q5_0', block: 32, bytes: 22, aux: true },
   [GgmlType.Q5_1]: { name: 'mm_q5_1', block: 32, bytes: 24, aux: true },
   [GgmlType.Q8_0]: { name: 'mm_q8_0', block: 32, bytes: 34, aux: true, fast: 'mmf_q8_0' },
+  // a fast-numerics layout: its one kernel is free-order
+  [CpuLayout.Q8_0r4]: { name: 'mmf_q8_0r4', block: 32, bytes: 34, aux: true, rowAlign: 4 },
   [GgmlType.Q2_K]: { name: 'mm_q2_K', block: 256, bytes: 84 },
   [GgmlType.Q3_K]: { name: 'mm_q3_K', block: 256, bytes: 110 },
   [GgmlType.Q4_K]: { name: 'mm_q4_K', block: 256, bytes: 144, aux: true, fast: 'mmf_q4_K' },
@@ -264,8 +268,8 @@ export interface CpuRuntime {
    * the weight type id to use from then on (a CpuLayout id, or `wtype` itself when nothing applies).
    */
   repackWeights(wtype: number, w: number, rows: number, cols: number): number;
-  /** Q4_0 -> CpuLayout.Q4_0r4 (4 rows interleaved per block; rows % 4 == 0), in place; returns the layout id */
-  repackRows4(w: number, rows: number, cols: number): number;
+  /** Q4_0 -> CpuLayout.Q4_0r4 or Q8_0 -> CpuLayout.Q8_0r4 (4 rows interleaved per block; rows % 4 == 0), in place; returns the layout id */
+  repackRows4(w: number, rows: number, cols: number, wtype?: number): number;
   /**
    * y = W . x for the activations the previous matmul() call quantized (same activation type, columns,
    * tokens and Q4_K GEMM rows; nothing else may have called matmul in between): no quantization and no
@@ -659,18 +663,20 @@ class Runtime implements CpuRuntime {
     this.mm(wtype, w, rows, cols, this.scratchR.ptr, nTokens, y, rows * 4, -1, nGemm, true);
   }
 
-  repackRows4(w: number, rows: number, cols: number): number {
-    const ws = weightRowBytes(GgmlType.Q4_0, cols);
-    if (rows % 4) throw new CpuRuntimeError('BAD_SHAPE', `Q4_0r4 needs a multiple of 4 rows, got ${rows}`);
+  repackRows4(w: number, rows: number, cols: number, wtype: number = GgmlType.Q4_0): number {
+    if (wtype !== GgmlType.Q4_0 && wtype !== GgmlType.Q8_0) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `no 4-row layout for ${ggmlTypeName(wtype)}`);
+    const ws = weightRowBytes(wtype, cols);
+    const layout = wtype === GgmlType.Q4_0 ? CpuLayout.Q4_0r4 : CpuLayout.Q8_0r4;
+    if (rows % 4) throw new CpuRuntimeError('BAD_SHAPE', `${layout === CpuLayout.Q4_0r4 ? 'Q4_0r4' : 'Q8_0r4'} needs a multiple of 4 rows, got ${rows}`);
     const mark = this.mark();
     const tmp = this.alloc(4 * ws, 16);
     try {
       // one thread: the kernel copies each group through tmp
-      this.fns[KERNEL_INDEX.repack_q4_0r4]!(0, rows / 4, w, ws, cols / 32, tmp);
+      this.fns[KERNEL_INDEX.repack_r4]!(0, rows / 4, w, ws, cols / 32, tmp, wtype === GgmlType.Q4_0 ? 18 : 34);
     } finally {
       this.release(mark);
     }
-    return CpuLayout.Q4_0r4;
+    return layout;
   }
 
   repackWeights(wtype: number, w: number, rows: number, cols: number): number {
@@ -818,9 +824,9 @@ class Runtime implements CpuRuntime {
   }
 
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void {
-    const repacked = wtype === CpuLayout.Q4_0x4 || wtype === CpuLayout.Q4_0r4;
+    const repacked = wtype === CpuLayout.Q4_0x4 || wtype === CpuLayout.Q4_0r4 || wtype === CpuLayout.Q8_0r4;
     const rb = repacked ? weightRowBytes(wtype, cols) : rowBytesOf(wtype, cols);
-    const base = repacked ? GgmlType.Q4_0 : wtype;
+    const base = !repacked ? wtype : wtype === CpuLayout.Q8_0r4 ? GgmlType.Q8_0 : GgmlType.Q4_0;
     const deq = dequantizer(base);
     const u8 = this.heapU8();
     const f32 = this.heapF32();
@@ -839,15 +845,16 @@ class Runtime implements CpuRuntime {
           }
         }
         src = t; so = 0;
-      } else if (wtype === CpuLayout.Q4_0r4) {
+      } else if (wtype === CpuLayout.Q4_0r4 || wtype === CpuLayout.Q8_0r4) {
         // gather this row's blocks out of its 4-row group
         if (!this.rowTmp || this.rowTmp.length < rb) this.rowTmp = new Uint8Array(rb);
+        const bs = wtype === CpuLayout.Q4_0r4 ? 18 : 34, qb = bs - 2;
         const t = this.rowTmp, r = ids[i]!, g = table + (r - (r & 3)) * rb, j = r & 3;
-        for (let b = 0; b < rb / 18; b++) {
-          const o = g + b * 72;
-          t[b * 18] = u8[o + 2 * j]!;
-          t[b * 18 + 1] = u8[o + 2 * j + 1]!;
-          t.set(u8.subarray(o + 8 + 16 * j, o + 24 + 16 * j), b * 18 + 2);
+        for (let b = 0; b < rb / bs; b++) {
+          const o = g + b * 4 * bs;
+          t[b * bs] = u8[o + 2 * j]!;
+          t[b * bs + 1] = u8[o + 2 * j + 1]!;
+          t.set(u8.subarray(o + 8 + qb * j, o + 8 + qb * (j + 1)), b * bs + 2);
         }
         src = t; so = 0;
       }
