@@ -1748,13 +1748,15 @@ export function attn_f16(r0: i32, r1: i32, pp: usize): void {
 // skipped: adding a zero product leaves every lane unchanged.
 // One work item = (query token, head). Params (i32 slots at pp): q, qStride, k, v, kvStride, out,
 // outStride, nHead, gqa, headDim, scale (f32), window, positions, scratch, scratch bytes per thread,
-// items per thread, batch (1: tinyBLAS order).
+// items per thread, batch (1: tinyBLAS order), and for a batch the f32 K rows and transposed f32 V that
+// attn_kv_f32 prepared (kf, vt, positions per kv head rounded up to 16).
 export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
   const q = <usize>load<i32>(pp), qs = <usize>load<i32>(pp, 4), k = <usize>load<i32>(pp, 8), v = <usize>load<i32>(pp, 12);
   const kvs = <usize>load<i32>(pp, 16), o = <usize>load<i32>(pp, 20), os = <usize>load<i32>(pp, 24);
   const nHead = load<i32>(pp, 28), gqa = load<i32>(pp, 32), hd = load<i32>(pp, 36);
   const scale = load<f32>(pp, 40), window = load<i32>(pp, 44), pos = <usize>load<i32>(pp, 48);
   const slice = load<i32>(pp, 60), batch = load<i32>(pp, 64) != 0;
+  const kf = <usize>load<i32>(pp, 68), vt = <usize>load<i32>(pp, 72), p16 = <usize>load<i32>(pp, 76);
   // this thread's scratch: q rounded to f16 (hd), V lane accumulators (64 x hd), then scores
   const scr = <usize>load<i32>(pp, 52) + <usize>(r0 / slice) * <usize>load<i32>(pp, 56);
   const qh = scr, acc = scr + (<usize>hd << 2), sc = acc + (<usize>hd << 8);
@@ -1768,11 +1770,21 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
     const qp = q + <usize>t * qs + <usize>h * hb;
     for (let i = 0; i < hd; i++) store<f32>(qh + (<usize>i << 2), h2f(f2h(load<f32>(qp + (<usize>i << 2)))));
     let mx = -Infinity;
-    for (let j = lo; j <= p0; j++) {
-      const kp = k + <usize>j * kvs + kvo;
-      const s = (batch ? dot_f16_tiny(kp, qh, hd) : dot_f16_vec(kp, qh, hd)) * scale;
-      store<f32>(sc + (<usize>j << 2), s);
-      if (s > mx) mx = <f32>s;
+    const g = <usize>(h / gqa);
+    if (batch) {
+      // tinyBLAS's 16 lanes over the head dims, on the K rows widened once per call
+      const kg = kf + g * p16 * hb;
+      for (let j = lo; j <= p0; j++) {
+        const s = dot_f32_lanes16(kg + <usize>j * hb, qh, hd) * scale;
+        store<f32>(sc + (<usize>j << 2), s);
+        if (s > mx) mx = <f32>s;
+      }
+    } else {
+      for (let j = lo; j <= p0; j++) {
+        const s = dot_f16_vec(k + <usize>j * kvs + kvo, qh, hd) * scale;
+        store<f32>(sc + (<usize>j << 2), s);
+        if (s > mx) mx = <f32>s;
+      }
     }
     // softmax: chunks of 16 slots of the (padded) KV view, aligned to 16
     let sum: f64 = 0;
@@ -1796,6 +1808,26 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
       const sp = sc + (<usize>j << 2);
       store<f32>(sp, h2f(f2h(load<f32>(sp) * inv)));
     }
+    const op = o + <usize>t * os + <usize>h * hb;
+    if (batch) {
+      // V . weights with lane = position % 16 (the weights outside [lo, p0] of the 16-aligned chunks are 0),
+      // one dim at a time over the transposed V: the 16 lanes stay in registers
+      const vg = vt + g * <usize>hd * p16 * 4;
+      const m0 = <usize>(lo & ~15), m1 = <usize>(p0 | 15) + 1;
+      for (let i = 0; i < hd; i++) {
+        const vr = vg + <usize>i * p16 * 4;
+        let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0;
+        for (let j = m0; j < m1; j += 16) {
+          const wp = sc + (j << 2), vp = vr + (j << 2);
+          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), v128.load(vp)));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), v128.load(vp, 16)));
+          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), v128.load(vp, 32)));
+          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), v128.load(vp, 48)));
+        }
+        store<f32>(op + (<usize>i << 2), reduce_add_16(a0, a1, a2, a3));
+      }
+      continue;
+    }
     // V . weights: lane accumulators acc[l][0..hd), l = position % lanes
     for (let i: usize = 0; i < <usize>(lanes * hd); i += 4) v128.store(acc + (i << 2), f32x4.splat(0));
     for (let j = lo; j <= p0; j++) {
@@ -1811,7 +1843,6 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
         store<f32>(aa, load<f32>(aa) + load<f32>(sc + (<usize>j << 2)) * h2f(load<u16>(vp + (<usize>i << 1))));
       }
     }
-    const op = o + <usize>t * os + <usize>h * hb;
     for (let i = 0; i < hd; i++) {
       const e = <usize>i << 2;
       // lanes (a vector of 4 positions' accumulators of dim i, gathered)
@@ -1823,6 +1854,46 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
         l0 = vec_lanes(acc + e, hb, 0); l1 = vec_lanes(acc + e, hb, 4); l2 = vec_lanes(acc + e, hb, 8); l3 = vec_lanes(acc + e, hb, 12);
       }
       store<f32>(op + e, reduce_add_16(l0, l1, l2, l3));
+    }
+  }
+}
+// tinyBLAS's 16-lane dot of two f32 rows (n % 16 == 0)
+@inline function dot_f32_lanes16(w: usize, a: usize, n: i32): f32 {
+  let l0 = f32x4.splat(0), l1 = l0, l2 = l0, l3 = l0;
+  for (let i = 0; i < n; i += 16) {
+    const wp = w + (<usize>i << 2), ap = a + (<usize>i << 2);
+    l0 = f32x4.add(l0, f32x4.mul(v128.load(wp), v128.load(ap)));
+    l1 = f32x4.add(l1, f32x4.mul(v128.load(wp, 16), v128.load(ap, 16)));
+    l2 = f32x4.add(l2, f32x4.mul(v128.load(wp, 32), v128.load(ap, 32)));
+    l3 = f32x4.add(l3, f32x4.mul(v128.load(wp, 48), v128.load(ap, 48)));
+  }
+  return reduce_add_16(l0, l1, l2, l3);
+}
+// For a batch, attn_ggml reads every K and V row once per query token and head: widen them once per call.
+// Items = (kv head, 16-position chunk) over [0, p16): K rows -> kf[g][p][hd] f32, V -> vt[g][i][p] f32
+// (transposed, so attn_ggml's V . weights runs along positions); positions > maxPos become 0.
+// Params (i32 slots at pp): k, v, kvStride, hd, maxPos, kf, vt, p16
+export function attn_kv_f32(r0: i32, r1: i32, pp: usize): void {
+  const k = <usize>load<i32>(pp), v = <usize>load<i32>(pp, 4), kvs = <usize>load<i32>(pp, 8);
+  const hd = load<i32>(pp, 12), maxPos = load<i32>(pp, 16);
+  const kf = <usize>load<i32>(pp, 20), vt = <usize>load<i32>(pp, 24), p16 = <usize>load<i32>(pp, 28);
+  const chunks = <i32>(p16 >> 4), hb = <usize>hd << 2;
+  for (let r = r0; r < r1; r++) {
+    const g = <usize>(r / chunks), c = <usize>(r - <i32>g * chunks) << 4;
+    const kg = kf + g * p16 * hb, vg = vt + g * <usize>hd * p16 * 4;
+    for (let j = c; j < c + 16; j++) {
+      const kp = k + j * kvs + g * (<usize>hd << 1), vp = v + j * kvs + g * (<usize>hd << 1);
+      const live = <i32>j <= maxPos;
+      for (let i = 0; i < hd; i += 4) {
+        const kv = live ? h2f4(v128.load16x4_u(kp + (<usize>i << 1))) : f32x4.splat(0);
+        v128.store(kg + j * hb + (<usize>i << 2), kv);
+        const vv = live ? h2f4(v128.load16x4_u(vp + (<usize>i << 1))) : f32x4.splat(0);
+        const vo = vg + (<usize>i * p16 + j) * 4;
+        store<f32>(vo, f32x4.extract_lane(vv, 0));
+        store<f32>(vo + p16 * 4, f32x4.extract_lane(vv, 1));
+        store<f32>(vo + p16 * 8, f32x4.extract_lane(vv, 2));
+        store<f32>(vo + p16 * 12, f32x4.extract_lane(vv, 3));
+      }
     }
   }
 }

@@ -210,7 +210,7 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
         if (kc.dtype !== 'f16' || (pp.softcap as number) > 0 || hd !== pp.headDimV || hd % 16) return null;
         const nTok = t.shape[1]!;
         const pos = i32(at(t.src[3]!), nTok);
-        rt.reserveAttentionGgml(hd, kc.shape[1]! - 1); // the cache's slots bound the positions
+        rt.reserveAttentionGgml(hd, kc.shape[1]! - 1, nTok >= 2 ? pp.nHeadKv as number : 0); // the cache's slots bound the positions
         const args: GgmlAttentionArgs = {
           q: p(0), k: p(1), v: p(2), out: y, nTokens: nTok, nHead: pp.nHead as number, nKvHead: pp.nHeadKv as number,
           headDim: hd, scale: pp.scale as number, positions: p(3), maxPos: 0, window: pp.window as number,

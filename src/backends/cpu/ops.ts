@@ -8,7 +8,7 @@ export const KERNEL_NAMES = [
   'mm_q4_0', 'mm_q4_0x4', 'repack_q4_0x4', 'mm_q4_0r4', 'repack_q4_0r4', 'mm_q4_1', 'mm_q5_0', 'mm_q5_1', 'mm_q8_0',
   'mm_q2_K', 'mm_q3_K', 'mm_q4_K', 'mm_q5_K', 'mm_q6_K', 'mm_f32', 'mm_f16', 'mm_bf16', 'round_bf16', 'mm_iq4_nl', 'mm_iq4_xs',
   'mmf_q8_0', 'mmf_q8_0r4', 'repack_r4', 'mmf_q4_0r4', 'mmf_q4_K',
-  'rms_norm', 'layer_norm', 'add_row', 'mul_row', 'softmax', 'rope', 'silu', 'silu_mul', 'gelu', 'add', 'mul', 'scale', 'attn_f16', 'attn_ggml',
+  'rms_norm', 'layer_norm', 'add_row', 'mul_row', 'softmax', 'rope', 'silu', 'silu_mul', 'gelu', 'add', 'mul', 'scale', 'attn_f16', 'attn_ggml', 'attn_kv_f32',
 ] as const;
 export type KernelName = (typeof KERNEL_NAMES)[number];
 export const MAX_ARGS = 14;

@@ -133,6 +133,11 @@ function attnScratchBytes(nTokens: number, nKvHead: number, headDim: number, gqa
   return items * (5 * headDim + 8 * ATT_TILE * Math.ceil(gqa / hsplit)) * 4;
 }
 
+/** attn_kv_f32's output: K and V of every kv head widened to f32, positions rounded up to 16 */
+function attnKvBytes(nKvHead: number, headDim: number, maxPos: number): number {
+  return nKvHead * alignUp(maxPos + 1, 16) * headDim * 8;
+}
+
 /** attn_ggml's scratch per thread: q (headDim), 64 V lane rows (64*headDim), scores (positions + a chunk of 16) */
 export function ggmlAttnScratchBytes(headDim: number, maxPos: number): number {
   return alignUp((65 * headDim + maxPos + 1 + 32) * 4, 64);
@@ -299,7 +304,8 @@ export interface CpuRuntime {
   /** attention as llama.cpp's CPU backend computes it without flash attention, bit for bit */
   attentionGgml(args: GgmlAttentionArgs): void;
   /** reserves attentionGgml's scratch for positions up to maxPos, so later calls allocate nothing */
-  reserveAttentionGgml(headDim: number, maxPos: number): void;
+  /** reserves attentionGgml's scratch for positions up to maxPos (and, given nKvHead, for batches), so later calls allocate nothing */
+  reserveAttentionGgml(headDim: number, maxPos: number, nKvHead?: number): void;
   /** out[i] = row ids[i] of a (rows x cols) table of type wtype (any ggml type src/quant dequantizes, or a CpuLayout), as f32 */
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void;
   /** copies `bytes` bytes (regions may overlap) */
@@ -398,11 +404,12 @@ class Runtime implements CpuRuntime {
   private readonly blocking = canBlock();
   private closed = false;
   // Scratch regions in the wasm memory, grown (by doubling) only when a larger shape arrives:
-  // quantized activations, their side table, the rope cos/sin rows, the attention scratch.
+  // quantized activations, their side table, the rope cos/sin rows, the attention scratch, a batch's widened K/V.
   private readonly scratchR: ScratchRegion = { ptr: 0, bytes: 0 };
   private readonly auxR: ScratchRegion = { ptr: 0, bytes: 0 };
   private readonly ropeR: ScratchRegion = { ptr: 0, bytes: 0 };
   private readonly attnR: ScratchRegion = { ptr: 0, bytes: 0 };
+  private readonly attnKvR: ScratchRegion = { ptr: 0, bytes: 0 };
   private rowTmp: Uint8Array | null = null;
 
   constructor(
@@ -471,6 +478,7 @@ class Runtime implements CpuRuntime {
     dropRegion(this.ropeR, mark);
     if (dropRegion(this.auxR, mark)) this.lastAuxVt = -1;
     dropRegion(this.attnR, mark);
+    dropRegion(this.attnKvR, mark);
     if (this.params >= mark) this.params = 0;
   }
   get maxBytes(): number { return this.maxPages * PAGE; }
@@ -801,9 +809,10 @@ class Runtime implements CpuRuntime {
     this.dispatch(KERNEL_INDEX.attn_f16, items, 1, work, pp);
   }
 
-  reserveAttentionGgml(headDim: number, maxPos: number): void {
+  reserveAttentionGgml(headDim: number, maxPos: number, nKvHead = 0): void {
     this.ensureParams();
     this.ensureAttnScratch(ggmlAttnScratchBytes(headDim, maxPos) * this.threads);
+    if (nKvHead) this.grow(this.attnKvR, attnKvBytes(nKvHead, headDim, maxPos));
   }
   attentionGgml(p: GgmlAttentionArgs): void {
     const { nTokens, nHead, nKvHead, headDim } = p;
@@ -820,6 +829,16 @@ class Runtime implements CpuRuntime {
     i32[b + 5] = p.out; i32[b + 6] = nHead * headDim * 4; i32[b + 7] = nHead; i32[b + 8] = nHead / nKvHead; i32[b + 9] = headDim;
     f32[b + 10] = p.scale; i32[b + 11] = p.window; i32[b + 12] = p.positions; i32[b + 13] = scr; i32[b + 14] = perThread;
     i32[b + 15] = slice; i32[b + 16] = nTokens >= 2 ? 1 : 0;
+    if (nTokens >= 2) {
+      // widen K (rows) and V (transposed) to f32 once for all query tokens and heads
+      const p16 = alignUp(p.maxPos + 1, 16);
+      const kv = this.grow(this.attnKvR, attnKvBytes(nKvHead, headDim, p.maxPos));
+      const q = pp + 128, c = q >> 2;
+      i32[c] = p.k; i32[c + 1] = p.v; i32[c + 2] = nKvHead * headDim * 2; i32[c + 3] = headDim; i32[c + 4] = p.maxPos;
+      i32[c + 5] = kv; i32[c + 6] = kv + nKvHead * p16 * headDim * 4; i32[c + 7] = p16;
+      this.dispatch(KERNEL_INDEX.attn_kv_f32, nKvHead * (p16 / 16), 1, nKvHead * p16 * headDim * 8, q);
+      i32[b + 17] = kv; i32[b + 18] = kv + nKvHead * p16 * headDim * 4; i32[b + 19] = p16;
+    }
     this.dispatch(KERNEL_INDEX.attn_ggml, items, 1, work, pp);
   }
 
