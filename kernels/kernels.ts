@@ -862,7 +862,9 @@ export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     let t = 0;
     for (; t + 4 <= nGemm; t += 4) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) dot4t_q4_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+      let r = rt;
+      for (; r + 2 <= re; r += 2) dot2r4t_q4_K(w + <usize>r * ws, ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+      if (r < re) dot4t_q4_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
     }
     for (; t < nTok; t++) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
@@ -2156,13 +2158,103 @@ export function mmf_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: 
   }
   return acc - accm;
 }
+// Q4_K GEMM for 2 weight rows x 4 tokens per pass, in ggml_gemm_q4_K_8x8_q8_K's order (exact): each (row,
+// token) still gets one fused multiply-add per 64 values for the sums and one for the mins, as dot4t_q4_K,
+// but the 4 activation vectors loaded per step feed 2 rows, and the nibbles are multiplied by their 6-bit
+// scale on i16 lanes (<= 945, the 64-value sums stay < 2^24: exact in f32) once for the 4 tokens.
+@inline function dot2r4t_q4_K(w: usize, ws: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c00 = f64x2.splat(0), c01 = c00, m00 = c00, m01 = c00, c10 = c00, c11 = c00, m10 = c00, m11 = c00;
+  const m4 = i16x8.splat(0x0f);
+  for (let b = 0; b < nb; b++) {
+    const w1 = w + ws;
+    let yd = f32x4.splat(load<f32>(a));
+    yd = f32x4.replace_lane(yd, 1, load<f32>(a + as));
+    yd = f32x4.replace_lane(yd, 2, load<f32>(a + 2 * as));
+    yd = f32x4.replace_lane(yd, 3, load<f32>(a + 3 * as));
+    const dd0 = f32x4.mul(f32x4.splat(h2f(load<u16>(w))), yd), dm0 = f32x4.mul(f32x4.splat(h2f(load<u16>(w, 2))), yd);
+    const dd1 = f32x4.mul(f32x4.splat(h2f(load<u16>(w1))), yd), dm1 = f32x4.mul(f32x4.splat(h2f(load<u16>(w1, 2))), yd);
+    const smv0 = k4_scales(w + 4), smv1 = k4_scales(w1 + 4);
+    const mins0 = i16x8.extend_high_i8x16_u(smv0), mins1 = i16x8.extend_high_i8x16_u(smv1);
+    let sc0 = i16x8.extend_low_i8x16_u(smv0), sc1 = i16x8.extend_low_i8x16_u(smv1);
+    // mins terms per 64-value chunk (lane = token), transposed once per super-block and rotated per chunk
+    let t0 = q4k_minsums(a, mins0), t1 = q4k_minsums(a + as, mins0), t2 = q4k_minsums(a + 2 * as, mins0), t3 = q4k_minsums(a + 3 * as, mins0);
+    let ua = i32x4.shuffle(t0, t1, 0, 4, 1, 5), ub = i32x4.shuffle(t2, t3, 0, 4, 1, 5);
+    let uc = i32x4.shuffle(t0, t1, 2, 6, 3, 7), ud = i32x4.shuffle(t2, t3, 2, 6, 3, 7);
+    let ma0 = i32x4.shuffle(ua, ub, 0, 1, 4, 5), mb0 = i32x4.shuffle(ua, ub, 2, 3, 6, 7);
+    let mc0 = i32x4.shuffle(uc, ud, 0, 1, 4, 5), md0 = i32x4.shuffle(uc, ud, 2, 3, 6, 7);
+    t0 = q4k_minsums(a, mins1); t1 = q4k_minsums(a + as, mins1); t2 = q4k_minsums(a + 2 * as, mins1); t3 = q4k_minsums(a + 3 * as, mins1);
+    ua = i32x4.shuffle(t0, t1, 0, 4, 1, 5); ub = i32x4.shuffle(t2, t3, 0, 4, 1, 5);
+    uc = i32x4.shuffle(t0, t1, 2, 6, 3, 7); ud = i32x4.shuffle(t2, t3, 2, 6, 3, 7);
+    let ma1 = i32x4.shuffle(ua, ub, 0, 1, 4, 5), mb1 = i32x4.shuffle(ua, ub, 2, 3, 6, 7);
+    let mc1 = i32x4.shuffle(uc, ud, 0, 1, 4, 5), md1 = i32x4.shuffle(uc, ud, 2, 3, 6, 7);
+    let qs = w + 16, q8 = ax;
+    for (let j = 0; j < 4; j++) {
+      let p00 = i32x4.splat(0), p01 = p00, p02 = p00, p03 = p00, p10 = p00, p11 = p00, p12 = p00, p13 = p00;
+      for (let half = 0; half < 2; half++) {
+        // sub-block 2j + half: the low (half 0) or high (half 1) nibbles of the chunk's 32 bytes
+        const s0 = i8x16.shuffle(sc0, sc0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+        const s1 = i8x16.shuffle(sc1, sc1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+        const sh = half << 2;
+        for (let k: usize = 0; k < 32; k += 8) {
+          const x0 = i16x8.mul(v128.and(i16x8.shr_u(v128.load8x8_u(qs + k), sh), m4), s0);
+          const x1 = i16x8.mul(v128.and(i16x8.shr_u(v128.load8x8_u(qs + ws + k), sh), m4), s1);
+          const o = q8 + (k << 1);
+          let at = v128.load(o);
+          p00 = i32x4.add(p00, i32x4.dot_i16x8_s(x0, at)); p10 = i32x4.add(p10, i32x4.dot_i16x8_s(x1, at));
+          at = v128.load(o + axs);
+          p01 = i32x4.add(p01, i32x4.dot_i16x8_s(x0, at)); p11 = i32x4.add(p11, i32x4.dot_i16x8_s(x1, at));
+          at = v128.load(o + 2 * axs);
+          p02 = i32x4.add(p02, i32x4.dot_i16x8_s(x0, at)); p12 = i32x4.add(p12, i32x4.dot_i16x8_s(x1, at));
+          at = v128.load(o + 3 * axs);
+          p03 = i32x4.add(p03, i32x4.dot_i16x8_s(x0, at)); p13 = i32x4.add(p13, i32x4.dot_i16x8_s(x1, at));
+        }
+        sc0 = i8x16.shuffle(sc0, sc0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1);
+        sc1 = i8x16.shuffle(sc1, sc1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1);
+        q8 += 64;
+      }
+      qs += 32;
+      // the chunk's exact sums (lane = token) and mins terms, then the fmaf chains as dot4t_q4_K
+      const sj0 = hsum4_i32(p00, p01, p02, p03), sj1 = hsum4_i32(p10, p11, p12, p13);
+      const mj0 = ma0, mj1 = ma1;
+      ma0 = mb0; mb0 = mc0; mc0 = md0; ma1 = mb1; mb1 = mc1; mc1 = md1;
+      let e0 = f64x2.mul(f64x2.convert_low_i32x4_s(sj0), lo_f64(dd0));
+      let e1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sj0, sj0, 2, 3, 0, 1)), hi_f64(dd0));
+      let e2 = f64x2.mul(f64x2.convert_low_i32x4_s(mj0), lo_f64(dm0));
+      let e3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(mj0, mj0, 2, 3, 0, 1)), hi_f64(dm0));
+      let f0 = f64x2.add(e0, c00), f1 = f64x2.add(e1, c01), f2 = f64x2.add(e2, m00), f3 = f64x2.add(e3, m01);
+      if (tie_any(f0, f1, f2, f3)) {
+        c00 = fma2_tie(e0, c00); c01 = fma2_tie(e1, c01); m00 = fma2_tie(e2, m00); m01 = fma2_tie(e3, m01);
+      } else {
+        c00 = round2(f0); c01 = round2(f1); m00 = round2(f2); m01 = round2(f3);
+      }
+      e0 = f64x2.mul(f64x2.convert_low_i32x4_s(sj1), lo_f64(dd1));
+      e1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sj1, sj1, 2, 3, 0, 1)), hi_f64(dd1));
+      e2 = f64x2.mul(f64x2.convert_low_i32x4_s(mj1), lo_f64(dm1));
+      e3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(mj1, mj1, 2, 3, 0, 1)), hi_f64(dm1));
+      f0 = f64x2.add(e0, c10); f1 = f64x2.add(e1, c11); f2 = f64x2.add(e2, m10); f3 = f64x2.add(e3, m11);
+      if (tie_any(f0, f1, f2, f3)) {
+        c10 = fma2_tie(e0, c10); c11 = fma2_tie(e1, c11); m10 = fma2_tie(e2, m10); m11 = fma2_tie(e3, m11);
+      } else {
+        c10 = round2(f0); c11 = round2(f1); m10 = round2(f2); m11 = round2(f3);
+      }
+    }
+    w += 144; a += 292; ax += 512;
+  }
+  const r0 = f32x4.sub(f32x4_of(c00, c01), f32x4_of(m00, m01)), r1 = f32x4.sub(f32x4_of(c10, c11), f32x4_of(m10, m11));
+  store<f32>(y, f32x4.extract_lane(r0, 0)); store<f32>(y + ys, f32x4.extract_lane(r0, 1));
+  store<f32>(y + 2 * ys, f32x4.extract_lane(r0, 2)); store<f32>(y + 3 * ys, f32x4.extract_lane(r0, 3));
+  store<f32>(y + 4, f32x4.extract_lane(r1, 0)); store<f32>(y + ys + 4, f32x4.extract_lane(r1, 1));
+  store<f32>(y + 2 * ys + 4, f32x4.extract_lane(r1, 2)); store<f32>(y + 3 * ys + 4, f32x4.extract_lane(r1, 3));
+}
 export function mmf_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, nGemm: i32): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     let t = 0;
     for (; t + 4 <= nGemm; t += 4) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) dot4t_q4_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+      let r = rt;
+      for (; r + 2 <= re; r += 2) dot2r4t_q4_K(w + <usize>r * ws, ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+      if (r < re) dot4t_q4_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
     }
     for (; t < nTok; t++) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
