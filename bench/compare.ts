@@ -19,6 +19,9 @@ import { numericsFrom } from '../src/cli/options.js';
 import { ggufEdgeEngine, runBench, type BenchEngine, type BenchResult, type BenchTest } from '../src/bench/runner.js';
 import { parseSyntheticSpec } from '../src/bench/shapes.js';
 import { syntheticModel } from '../src/bench/synthetic.js';
+import { enableRelaxedSimd } from '../src/backends/cpu/node-flags.js';
+// relaxed SIMD on Node 20 (see src/backends/cpu/node-flags.ts), before any kernel compiles
+enableRelaxedSimd();
 
 const DEFAULT_MODELS = 'qwen3-0.6b:q4_k_m,llama-3.2-1b:q4_0,qwen3-0.6b:q8_0';
 

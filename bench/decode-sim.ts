@@ -4,6 +4,9 @@
 // Usage: node dist/bench/decode-sim.js [--threads 1,2] [--ctx 256] [--layers 28] [--seconds 3] [--spin 2000]
 import { createCpuRuntime, weightRowBytes, type CpuRuntime } from '../src/backends/cpu/index.js';
 import { GgmlType } from '../src/gguf/ggml-types.js';
+import { enableRelaxedSimd } from '../src/backends/cpu/node-flags.js';
+// relaxed SIMD on Node 20 (see src/backends/cpu/node-flags.ts), before any kernel compiles
+enableRelaxedSimd();
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);

@@ -1,10 +1,13 @@
 // Micro-benchmark of the CPU matvec/matmul kernels: GB/s of weights streamed for decode (1 token) and
 // tokens/s-equivalent GFLOP/s for a small prefill batch, at 1 and 2 threads (or --threads a,b,...).
 // Weights are repacked into the cpu device's layout (Q4_0 -> Q4_0r4) unless --no-repack.
-// Usage: npm run bench:kernels [-- --numerics exact|fast --no-repack --mb 64 --seconds 0.5 --threads 1,2 --types Q4_0,Q8_0,Q4_K,Q6_K --tokens 32]
+// Usage: npm run bench:kernels [-- --numerics exact|fast --relaxed true|false --no-repack --mb 64 --seconds 0.5 --threads 1,2 --types Q4_0,Q8_0,Q4_K,Q6_K --tokens 32]
 // Numbers are noisy on a shared machine: run a few times.
 import { createCpuRuntime, weightRowBytes, activationTypeFor, activationRowBytes } from '../src/backends/cpu/index.js';
 import { ggmlTypeByName, GgmlType } from '../src/gguf/ggml-types.js';
+import { enableRelaxedSimd } from '../src/backends/cpu/node-flags.js';
+// relaxed SIMD on Node 20 (see src/backends/cpu/node-flags.ts), before any kernel compiles
+enableRelaxedSimd();
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -48,7 +51,8 @@ function time(fn: () => void, threads = 1): number {
 let lastCpu = 0;
 
 for (const threads of THREADS) {
-  const rt = await createCpuRuntime({ threads, spin: Number(arg('spin', '2000')), numerics: arg('numerics', 'exact') === 'fast' ? 'fast' : 'exact' });
+  const rt = await createCpuRuntime({ threads, spin: Number(arg('spin', '2000')), numerics: arg('numerics', 'exact') === 'fast' ? 'fast' : 'exact', relaxedSimd: arg('relaxed', 'true') !== 'false' });
+  console.log(`kernels: ${rt.simd}`);
   console.log(`threads=${threads}`);
   // fork/join cost of an empty op
   const one = rt.alloc(64);

@@ -21,6 +21,9 @@ import { openGguf } from '../src/gguf/open.js';
 import { Context } from '../src/runtime/context.js';
 import { loadModel } from '../src/runtime/model.js';
 import { argmax } from '../src/runtime/sampler.js';
+import { enableRelaxedSimd } from '../src/backends/cpu/node-flags.js';
+// relaxed SIMD on Node 20 (see src/backends/cpu/node-flags.ts), before any kernel compiles
+enableRelaxedSimd();
 
 const MiB = 1 << 20;
 

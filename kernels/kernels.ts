@@ -480,17 +480,32 @@ export function repack_r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tmp: u
     i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
     i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3)));
 }
-// 4 rows of a Q4_0r4 group against one activation row (Q8_0 aux table at ax): 4 results at y
-@inline function dot4_q4_0r4(w: usize, ax: usize, nb: i32, y: usize): void {
+// The exact integer sums of one Q4_0r4 block for its 4 rows (lane = row), before the -8 offset.
+// SIMD128: nibbles widened on u16 lanes . the aux table's widened activations (ap, 64 B per block).
+// Relaxed SIMD: the 16 bytes of a row split into low/high nibbles (the 7-bit operand) . the Q8_0 block's
+// int8 quants (aq) in two i32x4.relaxed_dot_i8x16_i7x16_add_s; same integers.
+@inline function q4x_row(q: usize, alo: v128, ahi: v128): v128 {
+  const v = v128.load(q);
+  const lo = v128.and(v, i8x16.splat(0x0f)), hi = v128.and(i16x8.shr_u(v, 4), i8x16.splat(0x0f));
+  return i32x4.relaxed_dot_i8x16_i7x16_add_s(ahi, hi, i32x4.relaxed_dot_i8x16_i7x16_add_s(alo, lo, i32x4.splat(0)));
+}
+@inline function q4r4_sums(w: usize, ap: usize, aq: usize): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const alo = v128.load(aq), ahi = v128.load(aq, 16);
+    return hsum4_i32(q4x_row(w + 8, alo, ahi), q4x_row(w + 24, alo, ahi), q4x_row(w + 40, alo, ahi), q4x_row(w + 56, alo, ahi));
+  }
+  const a0 = v128.load(ap), a1 = v128.load(ap, 16), a2 = v128.load(ap, 32), a3 = v128.load(ap, 48);
+  return hsum4_i32(q4r_row(w + 8, a0, a1, a2, a3), q4r_row(w + 24, a0, a1, a2, a3), q4r_row(w + 40, a0, a1, a2, a3), q4r_row(w + 56, a0, a1, a2, a3));
+}
+// 4 rows of a Q4_0r4 group against one activation row (Q8_0 quants at a, aux table at ax): 4 results at y
+@inline function dot4_q4_0r4(w: usize, a: usize, ax: usize, nb: i32, y: usize): void {
   let c0 = f64x2.splat(0), c1 = c0;
-  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20;
+  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
   const m = i64x2.splat(0x1fffffff), t = i64x2.splat(0x10000000);
   const we = w + <usize>nb * 72;
   while (w < we) {
     const d4 = f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)));
-    const a0 = v128.load(ap), a1 = v128.load(ap, 16), a2 = v128.load(ap, 32), a3 = v128.load(ap, 48);
-    const sums = i32x4.sub(hsum4_i32(q4r_row(w + 8, a0, a1, a2, a3), q4r_row(w + 24, a0, a1, a2, a3),
-      q4r_row(w + 40, a0, a1, a2, a3), q4r_row(w + 56, a0, a1, a2, a3)), i32x4.splat(load<i32>(cp)));
+    const sums = i32x4.sub(q4r4_sums(w, ap, aq), i32x4.splat(load<i32>(cp)));
     // |sum| <= 32*8*128: exact in f32, so straight to f64
     const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(sums), lo_f64(d4));
     const p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sums, sums, 2, 3, 0, 1)), hi_f64(d4));
@@ -500,7 +515,7 @@ export function repack_r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tmp: u
     } else {
       c0 = round2(s0); c1 = round2(s1);
     }
-    w += 72; ap += 64; cp += 16; dp += 4;
+    w += 72; ap += 64; aq += 34; cp += 16; dp += 4;
   }
   v128.store(y, f32x4_of(c0, c1));
 }
@@ -517,29 +532,47 @@ export function repack_r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tmp: u
 @inline function hs4_i32(t0: v128, t1: v128): v128 {
   return i32x4.add(i32x4.shuffle(t0, t1, 0, 1, 4, 5), i32x4.shuffle(t0, t1, 2, 3, 6, 7));
 }
-// dot4_q4_0r4 for two activation rows (tokens) at once, for prefill: each group's nibbles are split once
-// for both tokens; every token keeps its own per-row FMA chains (the same order as dot4_q4_0r4)
-@inline function dot4x2_q4_0r4(w: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+// The exact integer sums of one Q4_0r4 block for 4 rows x 2 tokens (sa: token 0, sb: token 1; lane = row),
+// each row's nibbles split once for both tokens; returned through the two accumulators by the caller's
+// macro-like use below (AssemblyScript functions return one value).
+@inline function q4r4_sums2_lo(w: usize, ap: usize, aq: usize, axs: usize, as: usize, second: bool): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const o = second ? aq + as : aq;
+    const alo = v128.load(o), ahi = v128.load(o, 16);
+    return hsum4_i32(q4x_row(w + 8, alo, ahi), q4x_row(w + 24, alo, ahi), q4x_row(w + 40, alo, ahi), q4x_row(w + 56, alo, ahi));
+  }
+  return q4r4_sums(w, second ? ap + axs : ap, 0);
+}
+// dot4_q4_0r4 for two activation rows (tokens) at once, for prefill: every token keeps its own per-row FMA
+// chains (the same order as dot4_q4_0r4)
+@inline function dot4x2_q4_0r4(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
   let c0 = f64x2.splat(0), c1 = c0, e0 = c0, e1 = c0;
-  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20;
+  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
   const m = i16x8.splat(0x0f);
   const we = w + <usize>nb * 72;
   while (w < we) {
-    let u0 = v128.load8x8_u(w, 8), u1 = v128.load8x8_u(w, 16);
-    let l0 = v128.and(u0, m), l1 = v128.and(u1, m), h0 = i16x8.shr_u(u0, 4), h1 = i16x8.shr_u(u1, 4);
-    const a0 = q4r_dot(l0, l1, h0, h1, ap), b0 = q4r_dot(l0, l1, h0, h1, ap + axs);
-    u0 = v128.load8x8_u(w, 24); u1 = v128.load8x8_u(w, 32);
-    l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
-    const a01 = hs2_i32(a0, q4r_dot(l0, l1, h0, h1, ap)), b01 = hs2_i32(b0, q4r_dot(l0, l1, h0, h1, ap + axs));
-    u0 = v128.load8x8_u(w, 40); u1 = v128.load8x8_u(w, 48);
-    l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
-    const a2 = q4r_dot(l0, l1, h0, h1, ap), b2 = q4r_dot(l0, l1, h0, h1, ap + axs);
-    u0 = v128.load8x8_u(w, 56); u1 = v128.load8x8_u(w, 64);
-    l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
-    const a23 = hs2_i32(a2, q4r_dot(l0, l1, h0, h1, ap)), b23 = hs2_i32(b2, q4r_dot(l0, l1, h0, h1, ap + axs));
-    // the same integers as dot4_q4_0r4's hsum4_i32 - 8*sum(q)
-    const sa = i32x4.sub(hs4_i32(a01, a23), i32x4.splat(load<i32>(cp)));
-    const sb = i32x4.sub(hs4_i32(b01, b23), i32x4.splat(load<i32>(cp + axs)));
+    let sa: v128, sb: v128;
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      sa = q4r4_sums2_lo(w, ap, aq, axs, as, false);
+      sb = q4r4_sums2_lo(w, ap, aq, axs, as, true);
+    } else {
+      let u0 = v128.load8x8_u(w, 8), u1 = v128.load8x8_u(w, 16);
+      let l0 = v128.and(u0, m), l1 = v128.and(u1, m), h0 = i16x8.shr_u(u0, 4), h1 = i16x8.shr_u(u1, 4);
+      const a0 = q4r_dot(l0, l1, h0, h1, ap), b0 = q4r_dot(l0, l1, h0, h1, ap + axs);
+      u0 = v128.load8x8_u(w, 24); u1 = v128.load8x8_u(w, 32);
+      l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
+      const a01 = hs2_i32(a0, q4r_dot(l0, l1, h0, h1, ap)), b01 = hs2_i32(b0, q4r_dot(l0, l1, h0, h1, ap + axs));
+      u0 = v128.load8x8_u(w, 40); u1 = v128.load8x8_u(w, 48);
+      l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
+      const a2 = q4r_dot(l0, l1, h0, h1, ap), b2 = q4r_dot(l0, l1, h0, h1, ap + axs);
+      u0 = v128.load8x8_u(w, 56); u1 = v128.load8x8_u(w, 64);
+      l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
+      const a23 = hs2_i32(a2, q4r_dot(l0, l1, h0, h1, ap)), b23 = hs2_i32(b2, q4r_dot(l0, l1, h0, h1, ap + axs));
+      sa = hs4_i32(a01, a23); sb = hs4_i32(b01, b23);
+    }
+    // the same integers as dot4_q4_0r4's sums - 8*sum(q)
+    sa = i32x4.sub(sa, i32x4.splat(load<i32>(cp)));
+    sb = i32x4.sub(sb, i32x4.splat(load<i32>(cp + axs)));
     const hd = h2f4(v128.load16x4_u(w));
     const da = f32x4.mul(hd, f32x4.splat(load<f32>(dp))), db = f32x4.mul(hd, f32x4.splat(load<f32>(dp + axs)));
     // |sum| <= 32*8*128: exact in f32, so straight to f64
@@ -553,7 +586,7 @@ export function repack_r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tmp: u
     } else {
       c0 = round2(s0); c1 = round2(s1); e0 = round2(s2); e1 = round2(s3);
     }
-    w += 72; ap += 64; cp += 16; dp += 4;
+    w += 72; ap += 64; aq += 34; cp += 16; dp += 4;
   }
   v128.store(y, f32x4_of(c0, c1));
   v128.store(y + ys, f32x4_of(e0, e1));
@@ -565,11 +598,11 @@ export function mm_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: u
     let t = 0;
     for (; t + 2 <= nTok; t += 2) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r += 4) dot4x2_q4_0r4(w + <usize>r * ws, xt, axs, nb, yt + (<usize>r << 2), ys);
+      for (let r = rt; r < re; r += 4) dot4x2_q4_0r4(w + <usize>r * ws, a + <usize>t * as, as, xt, axs, nb, yt + (<usize>r << 2), ys);
     }
     for (; t < nTok; t++) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r += 4) dot4_q4_0r4(w + <usize>r * ws, xt, nb, yt + (<usize>r << 2));
+      for (let r = rt; r < re; r += 4) dot4_q4_0r4(w + <usize>r * ws, a + <usize>t * as, xt, nb, yt + (<usize>r << 2));
     }
   }
 }
@@ -2076,40 +2109,29 @@ export function mmf_q8_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: 
 }
 
 // ---- Q4_0 with 4 rows interleaved (Q4_0r4) ----
-@inline function dot4_q4_0r4f(w: usize, ax: usize, nb: i32, y: usize): void {
+@inline function dot4_q4_0r4f(w: usize, a: usize, ax: usize, nb: i32, y: usize): void {
   let c = f32x4.splat(0);
-  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20;
+  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
   const we = w + <usize>nb * 72;
   while (w < we) {
-    const a0 = v128.load(ap), a1 = v128.load(ap, 16), a2 = v128.load(ap, 32), a3 = v128.load(ap, 48);
-    const sums = i32x4.sub(hsum4_i32(q4r_row(w + 8, a0, a1, a2, a3), q4r_row(w + 24, a0, a1, a2, a3),
-      q4r_row(w + 40, a0, a1, a2, a3), q4r_row(w + 56, a0, a1, a2, a3)), i32x4.splat(load<i32>(cp)));
+    const sums = i32x4.sub(q4r4_sums(w, ap, aq), i32x4.splat(load<i32>(cp)));
     c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(sums), f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)))));
-    w += 72; ap += 64; cp += 16; dp += 4;
+    w += 72; ap += 64; aq += 34; cp += 16; dp += 4;
   }
   v128.store(y, c);
 }
-// one group of 4 rows x 2 tokens: the nibbles are split once for both tokens
-@inline function dot4x2_q4_0r4f(w: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+// one group of 4 rows x 2 tokens
+@inline function dot4x2_q4_0r4f(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
   let c0 = f32x4.splat(0), c1 = c0;
-  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20;
-  const m = i16x8.splat(0x0f);
+  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
   const we = w + <usize>nb * 72;
   while (w < we) {
-    let pa = i32x4.splat(0), pb = pa;
-    let sa = pa, sb = pa;
-    for (let j: usize = 0; j < 4; j++) {
-      const u0 = v128.load8x8_u(w + 8 + 16 * j), u1 = v128.load8x8_u(w + 16 + 16 * j);
-      const l0 = v128.and(u0, m), l1 = v128.and(u1, m), h0 = i16x8.shr_u(u0, 4), h1 = i16x8.shr_u(u1, 4);
-      const x = q4r_dot(l0, l1, h0, h1, ap), z = q4r_dot(l0, l1, h0, h1, ap + axs);
-      // lane j of the 4-row sums: accumulate per row in sa/sb via hs-free shuffles at the end
-      if (j == 0) { pa = x; pb = z; } else if (j == 1) { sa = hs2_i32(pa, x); sb = hs2_i32(pb, z); }
-      else if (j == 2) { pa = x; pb = z; } else { sa = hs4_i32(sa, hs2_i32(pa, x)); sb = hs4_i32(sb, hs2_i32(pb, z)); }
-    }
+    const sa = i32x4.sub(q4r4_sums2_lo(w, ap, aq, axs, as, false), i32x4.splat(load<i32>(cp)));
+    const sb = i32x4.sub(q4r4_sums2_lo(w, ap, aq, axs, as, true), i32x4.splat(load<i32>(cp + axs)));
     const hd = h2f4(v128.load16x4_u(w));
-    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(sa, i32x4.splat(load<i32>(cp)))), f32x4.mul(hd, f32x4.splat(load<f32>(dp)))));
-    c1 = f32x4.add(c1, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(sb, i32x4.splat(load<i32>(cp + axs)))), f32x4.mul(hd, f32x4.splat(load<f32>(dp + axs)))));
-    w += 72; ap += 64; cp += 16; dp += 4;
+    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(sa), f32x4.mul(hd, f32x4.splat(load<f32>(dp)))));
+    c1 = f32x4.add(c1, f32x4.mul(f32x4.convert_i32x4_s(sb), f32x4.mul(hd, f32x4.splat(load<f32>(dp + axs)))));
+    w += 72; ap += 64; aq += 34; cp += 16; dp += 4;
   }
   v128.store(y, c0);
   v128.store(y + ys, c1);
@@ -2120,11 +2142,11 @@ export function mmf_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: 
     let t = 0;
     for (; t + 2 <= nTok; t += 2) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r += 4) dot4x2_q4_0r4f(w + <usize>r * ws, xt, axs, nb, yt + (<usize>r << 2), ys);
+      for (let r = rt; r < re; r += 4) dot4x2_q4_0r4f(w + <usize>r * ws, a + <usize>t * as, as, xt, axs, nb, yt + (<usize>r << 2), ys);
     }
     for (; t < nTok; t++) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r += 4) dot4_q4_0r4f(w + <usize>r * ws, xt, nb, yt + (<usize>r << 2));
+      for (let r = rt; r < re; r += 4) dot4_q4_0r4f(w + <usize>r * ws, a + <usize>t * as, xt, nb, yt + (<usize>r << 2));
     }
   }
 }
@@ -2261,4 +2283,14 @@ export function mmf_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
       for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_Kf(w + <usize>r * ws, at, xt, nb));
     }
   }
+}
+
+// Start-up check of the relaxed build (src/backends/cpu/runtime.ts): a relaxed dot product on 48 bytes at p
+// (i8 a, 7-bit b, i32x4 c), folded into one number; the simd128 build returns 0
+export function simd_selftest(p: usize): i32 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const r = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(p), v128.load(p, 16), v128.load(p, 32));
+    return i32x4.extract_lane(r, 0) + 3 * i32x4.extract_lane(r, 1) + 5 * i32x4.extract_lane(r, 2) + 7 * i32x4.extract_lane(r, 3);
+  }
+  return 0;
 }

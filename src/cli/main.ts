@@ -1,6 +1,7 @@
 // gguf-edge command-line entry: dispatches `gguf-edge <command> [args]` to one module per command.
 // Each command module exports `run(args): Promise<number>` (the exit code) and a `help` string.
 // stdout carries program output only; logs, progress and errors go to stderr.
+import { enableRelaxedSimd } from '../backends/cpu/node-flags.js';
 
 export interface Command {
   /** one line for the command list */
@@ -41,6 +42,8 @@ async function topHelp(): Promise<string> {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // relaxed SIMD on Node 20 (see src/backends/cpu/node-flags.ts), before any kernel compiles
+  enableRelaxedSimd();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write((await topHelp()) + '\n');

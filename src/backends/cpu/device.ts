@@ -298,7 +298,7 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
   const device: Device & { runtime: CpuRuntime; close(): Promise<void> } = {
     name: 'cpu',
     kind: 'cpu',
-    description: `WebAssembly SIMD128 kernels on ${rt.threads} thread${rt.threads === 1 ? '' : 's'}`,
+    description: `WebAssembly ${rt.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'} kernels on ${rt.threads} thread${rt.threads === 1 ? '' : 's'}, ${fastNumerics ? 'fast' : 'exact'} numerics`,
     runtime: rt,
     memory: () => ({ free: 4 * 1024 ** 3 - rt.used(), total: 4 * 1024 ** 3 }),
     bufferType: () => bt,

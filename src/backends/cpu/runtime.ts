@@ -6,7 +6,7 @@ import { GgmlType, ggmlTypeInfo, ggmlTypeName } from '../../gguf/ggml-types.js';
 import { CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_INDEX, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceEnd, sliceStart, type KernelExports, type KernelFn, type KernelName } from './ops.js';
 import { dequantizer } from '../../quant/index.js';
 import { cosf, sinf } from '../reference/libm.js';
-import { compileKernels } from './wasm.js';
+import { compileKernels, relaxedSimdAvailable, type KernelVariant } from './wasm.js';
 import type { WorkerInit } from './worker-core.js';
 import { availableCores, defaultSpawner, type SpawnWorker, type WorkerHandle } from './workers.js';
 
@@ -39,6 +39,12 @@ export interface CpuRuntimeOptions {
    * multiply-adds) for Q8_0, Q4_0 (4-row layout) and the Q4_K GEMV; equal to 'exact' to float rounding.
    */
   numerics?: 'exact' | 'fast';
+  /**
+   * Use the relaxed-SIMD build of the kernels when the engine supports it and its start-up self-test
+   * passes (default true; Node 20 needs --experimental-wasm-relaxed-simd, which the CLI sets). Same
+   * results either way: the relaxed dot products only ever see exact operands.
+   */
+  relaxedSimd?: boolean;
 }
 
 const PAGE = 65536;
@@ -237,6 +243,8 @@ export interface CpuArena {
 
 export interface CpuRuntime {
   readonly threads: number;
+  /** the kernel build in use: 'relaxed' (relaxed-SIMD dot products) or 'simd128' */
+  readonly simd: KernelVariant;
   readonly memory: WebAssembly.Memory;
   /** the main thread's kernel instance (call directly for single-threaded work) */
   readonly kernels: KernelExports;
@@ -368,12 +376,19 @@ class RopeRows {
 
 export async function createCpuRuntime(opts: CpuRuntimeOptions = {}): Promise<CpuRuntime> {
   const threads = Math.max(1, Math.floor(opts.threads ?? (await availableCores())));
-  const module = opts.wasm instanceof WebAssembly.Module ? opts.wasm : await compileKernels(opts.wasm);
+  let variant: KernelVariant = opts.wasm === undefined && opts.relaxedSimd !== false && relaxedSimdAvailable() ? 'relaxed' : 'simd128';
+  let module = opts.wasm instanceof WebAssembly.Module ? opts.wasm : await compileKernels(opts.wasm, variant);
   const maxBytes = Math.min(opts.maxMemoryBytes ?? WASM32_MAX_PAGES * PAGE, WASM32_MAX_PAGES * PAGE);
   const maxPages = Math.floor(maxBytes / PAGE);
   const initialPages = Math.min(maxPages, Math.max(2, Math.ceil((opts.initialMemoryBytes ?? 0) / PAGE)));
   const memory = new WebAssembly.Memory({ initial: initialPages, maximum: maxPages, shared: true });
-  const instance = await WebAssembly.instantiate(module, { env: { memory } });
+  let instance = await WebAssembly.instantiate(module, { env: { memory } });
+  if (variant === 'relaxed' && !relaxedSelfTest(instance, memory)) {
+    // e.g. V8 11.3's baseline compiler gets the relaxed dot product wrong until tier-up
+    variant = 'simd128';
+    module = await compileKernels(undefined, variant);
+    instance = await WebAssembly.instantiate(module, { env: { memory } });
+  }
   const kernels = kernelExports(instance.exports);
 
   const ctlBuf = new SharedArrayBuffer(CTL_BYTES);
@@ -394,7 +409,27 @@ export async function createCpuRuntime(opts: CpuRuntimeOptions = {}): Promise<Cp
       throw e;
     }
   }
-  return new Runtime(threads, memory, maxPages, kernels, ctl, args, workers, opts.parallelMinWork ?? PARALLEL_MIN_WORK, opts.numerics === 'fast');
+  return new Runtime(threads, memory, maxPages, kernels, ctl, args, workers, opts.parallelMinWork ?? PARALLEL_MIN_WORK, opts.numerics === 'fast', variant);
+}
+
+/** Runs the relaxed build's simd_selftest on fixed data in the unused first page and checks the integers. */
+function relaxedSelfTest(instance: WebAssembly.Instance, memory: WebAssembly.Memory): boolean {
+  const test = instance.exports.simd_selftest as ((p: number) => number) | undefined;
+  if (!test) return false;
+  const p = 1024;
+  const a = new Int8Array(memory.buffer, p, 16), b = new Uint8Array(memory.buffer, p + 16, 16), c = new Int32Array(memory.buffer, p + 32, 4);
+  for (let i = 0; i < 16; i++) { a[i] = i % 2 ? -127 + 13 * i : 127 - 11 * i; b[i] = (i * 37) % 128; }
+  c.set([5, -7, 1 << 20, -3]);
+  let want = 0;
+  for (let l = 0; l < 4; l++) {
+    let s = c[l]!;
+    for (let i = 4 * l; i < 4 * l + 4; i++) s += a[i]! * b[i]!;
+    want += (2 * l + 1) * s;
+  }
+  // twice: an engine may compile the first call with one tier and later calls with another
+  const ok = test(p) === want && test(p) === want;
+  new Uint8Array(memory.buffer, p, 48).fill(0);
+  return ok;
 }
 
 class Runtime implements CpuRuntime {
@@ -423,6 +458,8 @@ class Runtime implements CpuRuntime {
     private readonly minWork: number,
     /** free-order matmul kernels where they exist (CpuRuntimeOptions.numerics 'fast') */
     readonly fastNumerics: boolean,
+    /** which kernel build runs (see wasm.ts) */
+    readonly simd: KernelVariant,
   ) {
     this.buf = memory.buffer;
     this.fns = KERNEL_NAMES.map((n) => kernels[n]);
