@@ -778,6 +778,23 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   const od = i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
   return hsum_i32x4(i32x4.dot_i16x8_s(i16x8.add(ev, od), i16x8.extend_high_i8x16_u(smv)));
 }
+// One 64-value chunk of a Q4_K super-block: (low nibbles . 32 activations) * sl + (high nibbles . next 32) * sh,
+// exact in i32 lanes. qs: the chunk's 32 bytes; q8: widened activations (SIMD128); aq: int8 activations
+// (relaxed SIMD, the nibbles as the 7-bit operand).
+@inline function q4k_chunk(qs: usize, q8: usize, aq: usize, sl: v128, sh: v128): v128 {
+  let lo: v128, hi: v128;
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const v0 = v128.load(qs), v1 = v128.load(qs, 16), m = i8x16.splat(0x0f);
+    lo = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(aq, 16), v128.and(v1, m), i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(aq), v128.and(v0, m), i32x4.splat(0)));
+    hi = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(aq, 48), v128.and(i16x8.shr_u(v1, 4), m), i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(aq, 32), v128.and(i16x8.shr_u(v0, 4), m), i32x4.splat(0)));
+  } else {
+    const m4 = i16x8.splat(0x0f);
+    const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
+    lo = dot32_w16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
+    hi = dot32_w16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 64);
+  }
+  return i32x4.add(i32x4.mul(lo, sl), i32x4.mul(hi, sh));
+}
 // Q4_K as llama.cpp runs repacked Q4_K weights (rows % 8 == 0): ggml_gemv_q4_K_8x8_q8_K fuses one
 // multiply-add per super-block (the whole integer sum by d = d_w*d_a, the mins' sum by dmin*d_a; result
 // acc - acc_min); the GEMM for groups of 4 activation rows (dot4t_q4_K) fuses one per 64 values.
@@ -794,16 +811,13 @@ export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let isum = i32x4.splat(0);
-    let qs = w + 16, q8 = ax;
+    let qs = w + 16, q8 = ax, aq = a + 4;
     const qe = qs + 128;
     while (qs < qe) {
-      const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
-      const lo = dot32_w16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
-      const hi = dot32_w16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 64);
-      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1))));
+      isum = i32x4.add(isum, q4k_chunk(qs, q8, aq, i32x4.shuffle(sc, sc, 0, 0, 0, 0), i32x4.shuffle(sc, sc, 1, 1, 1, 1)));
       sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
       sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
-      qs += 32; q8 += 128;
+      qs += 32; q8 += 128; aq += 64;
     }
     acc = fmaf(<f32>hsum_i32x4(isum), d, acc);
     accm = fmaf(<f32>k4_summins(smv, a), dmin, accm);
@@ -954,6 +968,12 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   }
 }
 
+// 16 values (u8, < 64) . their activations -> sums of 4 consecutive values (i32x4): widened activations at a
+// (SIMD128) or one relaxed dot product with the int8 activations at aq (the values are the 7-bit operand)
+@inline function dot16_g4x(u: v128, a: usize, aq: usize): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(aq), u, i32x4.splat(0));
+  return dot16_g4(u, a);
+}
 // 16 unsigned bytes . 16 widened activations at a -> sums of 4 consecutive values (i32x4)
 @inline function dot16_g4(u: v128, a: usize): v128 {
   return g4(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load(a, 16)));
@@ -976,7 +996,7 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     const od = i8x16.shuffle(s16l, s16h, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
     let v0 = i32x4.extend_low_i16x8_s(ev), v1 = i32x4.extend_low_i16x8_s(od);
     let v2 = i32x4.extend_high_i16x8_s(ev), v3 = i32x4.extend_high_i16x8_s(od);
-    let ql = w, qh = w + 128, q8 = ax;
+    let ql = w, qh = w + 128, q8 = ax, aq = a + 4;
     for (let k = 0; k < 4; k++) {
       const qa = v128.load(ql), qb = v128.load(ql, 32), h = v128.load(qh);
       const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30));
@@ -984,13 +1004,13 @@ export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
       const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30));
       const x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
       const p = i32x4.add(
-        i32x4.add(i32x4.mul(dot16_g4(x1, q8), i32x4.shuffle(v0, v0, 0, 0, 0, 0)), i32x4.mul(dot16_g4(x2, q8 + 64), i32x4.shuffle(v0, v0, 1, 1, 1, 1))),
-        i32x4.add(i32x4.mul(dot16_g4(x3, q8 + 128), i32x4.shuffle(v0, v0, 2, 2, 2, 2)), i32x4.mul(dot16_g4(x4, q8 + 192), i32x4.shuffle(v0, v0, 3, 3, 3, 3))));
+        i32x4.add(i32x4.mul(dot16_g4x(x1, q8, aq), i32x4.shuffle(v0, v0, 0, 0, 0, 0)), i32x4.mul(dot16_g4x(x2, q8 + 64, aq + 32), i32x4.shuffle(v0, v0, 1, 1, 1, 1))),
+        i32x4.add(i32x4.mul(dot16_g4x(x3, q8 + 128, aq + 64), i32x4.shuffle(v0, v0, 2, 2, 2, 2)), i32x4.mul(dot16_g4x(x4, q8 + 192, aq + 96), i32x4.shuffle(v0, v0, 3, 3, 3, 3))));
       if (k & 1) l1 = i32x4.add(l1, p); else l0 = i32x4.add(l0, p);
       const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
       // k: 0 -> (ql 0, qh 0, q8 0), 1 -> (16, 16, 16), 2 -> (64, 32, 128), 3 -> (80, 48, 144)
       const step: usize = (k & 1) ? 48 : 16;
-      ql += step; qh += 16; q8 += (k & 1) ? 224 : 32;
+      ql += step; qh += 16; q8 += (k & 1) ? 224 : 32; aq += (k & 1) ? 112 : 16;
     }
     const f0 = f32x4.convert_i32x4_s(l0), f1 = f32x4.convert_i32x4_s(l1);
     c0 = fma2(f64x2.mul(lo_f64(f0), dd), c0);
@@ -2163,16 +2183,13 @@ export function mmf_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: 
     let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let isum = i32x4.splat(0);
-    let qs = w + 16, q8 = ax;
+    let qs = w + 16, q8 = ax, aq = a + 4;
     const qe = qs + 128;
     while (qs < qe) {
-      const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
-      const lo = dot32_w16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
-      const hi = dot32_w16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 64);
-      isum = i32x4.add(isum, i32x4.add(i32x4.mul(lo, i32x4.shuffle(sc, sc, 0, 0, 0, 0)), i32x4.mul(hi, i32x4.shuffle(sc, sc, 1, 1, 1, 1))));
+      isum = i32x4.add(isum, q4k_chunk(qs, q8, aq, i32x4.shuffle(sc, sc, 0, 0, 0, 0), i32x4.shuffle(sc, sc, 1, 1, 1, 1)));
       sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
       sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
-      qs += 32; q8 += 128;
+      qs += 32; q8 += 128; aq += 64;
     }
     acc += <f32>hsum_i32x4(isum) * (h2f(load<u16>(w)) * ad);
     accm += <f32>k4_summins(smv, a) * (h2f(load<u16>(w, 2)) * ad);
