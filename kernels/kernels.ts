@@ -497,27 +497,36 @@ export function repack_r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tmp: u
   const a0 = v128.load(ap), a1 = v128.load(ap, 16), a2 = v128.load(ap, 32), a3 = v128.load(ap, 48);
   return hsum4_i32(q4r_row(w + 8, a0, a1, a2, a3), q4r_row(w + 24, a0, a1, a2, a3), q4r_row(w + 40, a0, a1, a2, a3), q4r_row(w + 56, a0, a1, a2, a3));
 }
+// Each block's 4 integer sums (minus 8*sum(q)) meet the scales in one of two float orders, picked at compile
+// time by `exact`: ggml_gemv/gemm_q4_0_8x8_q8_0's per-row fused multiply-add chains (4 rows side by side in
+// two f64x2, FMA emulated), or free-order f32x4 multiply-adds ('fast' numerics).
+// exact: f64x2 c0 (rows 0-1) and c1 (rows 2-3) hold the chains; fast: c0 holds the 4 rows' f32 sums
+@inline function q4r4_result(c0: v128, c1: v128, exact: bool): v128 { return exact ? f32x4_of(c0, c1) : c0; }
 // 4 rows of a Q4_0r4 group against one activation row (Q8_0 quants at a, aux table at ax): 4 results at y
-@inline function dot4_q4_0r4(w: usize, a: usize, ax: usize, nb: i32, y: usize): void {
+@inline function dot4_q4_0r4(w: usize, a: usize, ax: usize, nb: i32, y: usize, exact: bool): void {
   let c0 = f64x2.splat(0), c1 = c0;
   let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
-  const m = i64x2.splat(0x1fffffff), t = i64x2.splat(0x10000000);
   const we = w + <usize>nb * 72;
   while (w < we) {
     const d4 = f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)));
     const sums = i32x4.sub(q4r4_sums(w, ap, aq), i32x4.splat(load<i32>(cp)));
-    // |sum| <= 32*8*128: exact in f32, so straight to f64
-    const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(sums), lo_f64(d4));
-    const p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sums, sums, 2, 3, 0, 1)), hi_f64(d4));
-    const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1);
-    if (v128.any_true(v128.or(i64x2.eq(v128.and(s0, m), t), i64x2.eq(v128.and(s1, m), t)))) {
-      c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1);
+    if (exact) {
+      // |sum| <= 32*8*128: exact in f32, so straight to f64
+      const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(sums), lo_f64(d4));
+      const p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sums, sums, 2, 3, 0, 1)), hi_f64(d4));
+      const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1);
+      const m = i64x2.splat(0x1fffffff), t = i64x2.splat(0x10000000);
+      if (v128.any_true(v128.or(i64x2.eq(v128.and(s0, m), t), i64x2.eq(v128.and(s1, m), t)))) {
+        c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1);
+      } else {
+        c0 = round2(s0); c1 = round2(s1);
+      }
     } else {
-      c0 = round2(s0); c1 = round2(s1);
+      c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(sums), d4));
     }
     w += 72; ap += 64; aq += 34; cp += 16; dp += 4;
   }
-  v128.store(y, f32x4_of(c0, c1));
+  v128.store(y, q4r4_result(c0, c1, exact));
 }
 // nibbles split on u16 lanes (l0, l1 low, h0, h1 high) . 32 widened activations at x -> i32x4 partial sums
 @inline function q4r_dot(l0: v128, l1: v128, h0: v128, h1: v128, x: usize): v128 {
@@ -532,20 +541,9 @@ export function repack_r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tmp: u
 @inline function hs4_i32(t0: v128, t1: v128): v128 {
   return i32x4.add(i32x4.shuffle(t0, t1, 0, 1, 4, 5), i32x4.shuffle(t0, t1, 2, 3, 6, 7));
 }
-// The exact integer sums of one Q4_0r4 block for 4 rows x 2 tokens (sa: token 0, sb: token 1; lane = row),
-// each row's nibbles split once for both tokens; returned through the two accumulators by the caller's
-// macro-like use below (AssemblyScript functions return one value).
-@inline function q4r4_sums2_lo(w: usize, ap: usize, aq: usize, axs: usize, as: usize, second: bool): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) {
-    const o = second ? aq + as : aq;
-    const alo = v128.load(o), ahi = v128.load(o, 16);
-    return hsum4_i32(q4x_row(w + 8, alo, ahi), q4x_row(w + 24, alo, ahi), q4x_row(w + 40, alo, ahi), q4x_row(w + 56, alo, ahi));
-  }
-  return q4r4_sums(w, second ? ap + axs : ap, 0);
-}
-// dot4_q4_0r4 for two activation rows (tokens) at once, for prefill: every token keeps its own per-row FMA
-// chains (the same order as dot4_q4_0r4)
-@inline function dot4x2_q4_0r4(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+// dot4_q4_0r4 for two activation rows (tokens) at once, for prefill: each row's nibbles are split once for
+// both tokens, and every token keeps its own accumulators (the same float order as dot4_q4_0r4)
+@inline function dot4x2_q4_0r4(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize, exact: bool): void {
   let c0 = f64x2.splat(0), c1 = c0, e0 = c0, e1 = c0;
   let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
   const m = i16x8.splat(0x0f);
@@ -553,8 +551,8 @@ export function repack_r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tmp: u
   while (w < we) {
     let sa: v128, sb: v128;
     if (ASC_FEATURE_RELAXED_SIMD) {
-      sa = q4r4_sums2_lo(w, ap, aq, axs, as, false);
-      sb = q4r4_sums2_lo(w, ap, aq, axs, as, true);
+      sa = q4r4_sums(w, 0, aq);
+      sb = q4r4_sums(w, 0, aq + as);
     } else {
       let u0 = v128.load8x8_u(w, 8), u1 = v128.load8x8_u(w, 16);
       let l0 = v128.and(u0, m), l1 = v128.and(u1, m), h0 = i16x8.shr_u(u0, 4), h1 = i16x8.shr_u(u1, 4);
@@ -575,36 +573,47 @@ export function repack_r4(g0: i32, g1: i32, w: usize, ws: usize, nb: i32, tmp: u
     sb = i32x4.sub(sb, i32x4.splat(load<i32>(cp + axs)));
     const hd = h2f4(v128.load16x4_u(w));
     const da = f32x4.mul(hd, f32x4.splat(load<f32>(dp))), db = f32x4.mul(hd, f32x4.splat(load<f32>(dp + axs)));
-    // |sum| <= 32*8*128: exact in f32, so straight to f64
-    const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(sa), lo_f64(da));
-    const p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sa, sa, 2, 3, 0, 1)), hi_f64(da));
-    const p2 = f64x2.mul(f64x2.convert_low_i32x4_s(sb), lo_f64(db));
-    const p3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sb, sb, 2, 3, 0, 1)), hi_f64(db));
-    const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1), s2 = f64x2.add(p2, e0), s3 = f64x2.add(p3, e1);
-    if (tie_any(s0, s1, s2, s3)) {
-      c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1); e0 = fma2_tie(p2, e0); e1 = fma2_tie(p3, e1);
+    if (exact) {
+      const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(sa), lo_f64(da));
+      const p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sa, sa, 2, 3, 0, 1)), hi_f64(da));
+      const p2 = f64x2.mul(f64x2.convert_low_i32x4_s(sb), lo_f64(db));
+      const p3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sb, sb, 2, 3, 0, 1)), hi_f64(db));
+      const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1), s2 = f64x2.add(p2, e0), s3 = f64x2.add(p3, e1);
+      if (tie_any(s0, s1, s2, s3)) {
+        c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1); e0 = fma2_tie(p2, e0); e1 = fma2_tie(p3, e1);
+      } else {
+        c0 = round2(s0); c1 = round2(s1); e0 = round2(s2); e1 = round2(s3);
+      }
     } else {
-      c0 = round2(s0); c1 = round2(s1); e0 = round2(s2); e1 = round2(s3);
+      c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(sa), da));
+      e0 = f32x4.add(e0, f32x4.mul(f32x4.convert_i32x4_s(sb), db));
     }
     w += 72; ap += 64; aq += 34; cp += 16; dp += 4;
   }
-  v128.store(y, f32x4_of(c0, c1));
-  v128.store(y + ys, f32x4_of(e0, e1));
+  v128.store(y, q4r4_result(c0, c1, exact));
+  v128.store(y + ys, q4r4_result(e0, e1, exact));
 }
 // rows [r0, r1) are whole groups of 4 (dispatched with align 4); tokens in pairs, then the odd one alone
-export function mm_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+@inline function mm_q4_0r4_any(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, exact: bool): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     let t = 0;
     for (; t + 2 <= nTok; t += 2) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r += 4) dot4x2_q4_0r4(w + <usize>r * ws, a + <usize>t * as, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+      for (let r = rt; r < re; r += 4) dot4x2_q4_0r4(w + <usize>r * ws, a + <usize>t * as, as, xt, axs, nb, yt + (<usize>r << 2), ys, exact);
     }
     for (; t < nTok; t++) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r += 4) dot4_q4_0r4(w + <usize>r * ws, a + <usize>t * as, xt, nb, yt + (<usize>r << 2));
+      for (let r = rt; r < re; r += 4) dot4_q4_0r4(w + <usize>r * ws, a + <usize>t * as, xt, nb, yt + (<usize>r << 2), exact);
     }
   }
+}
+export function mm_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  mm_q4_0r4_any(r0, r1, w, ws, a, as, nTok, y, ys, nb, ax, axs, true);
+}
+// free-order ('fast' numerics)
+export function mmf_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  mm_q4_0r4_any(r0, r1, w, ws, a, as, nTok, y, ys, nb, ax, axs, false);
 }
 
 // Q8_1 activation side table, per activation row (8*nb bytes): f32 d[nb], then f32 s[nb] (the f16 fields widened)
@@ -2124,49 +2133,6 @@ export function mmf_q8_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: 
     for (; t < nTok; t++) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       for (let r = rt; r < re; r += 4) dot4_q8_0r4f(w + <usize>r * ws, xt, nb, yt + (<usize>r << 2));
-    }
-  }
-}
-
-// ---- Q4_0 with 4 rows interleaved (Q4_0r4) ----
-@inline function dot4_q4_0r4f(w: usize, a: usize, ax: usize, nb: i32, y: usize): void {
-  let c = f32x4.splat(0);
-  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
-  const we = w + <usize>nb * 72;
-  while (w < we) {
-    const sums = i32x4.sub(q4r4_sums(w, ap, aq), i32x4.splat(load<i32>(cp)));
-    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(sums), f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)))));
-    w += 72; ap += 64; aq += 34; cp += 16; dp += 4;
-  }
-  v128.store(y, c);
-}
-// one group of 4 rows x 2 tokens
-@inline function dot4x2_q4_0r4f(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
-  let c0 = f32x4.splat(0), c1 = c0;
-  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
-  const we = w + <usize>nb * 72;
-  while (w < we) {
-    const sa = i32x4.sub(q4r4_sums2_lo(w, ap, aq, axs, as, false), i32x4.splat(load<i32>(cp)));
-    const sb = i32x4.sub(q4r4_sums2_lo(w, ap, aq, axs, as, true), i32x4.splat(load<i32>(cp + axs)));
-    const hd = h2f4(v128.load16x4_u(w));
-    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(sa), f32x4.mul(hd, f32x4.splat(load<f32>(dp)))));
-    c1 = f32x4.add(c1, f32x4.mul(f32x4.convert_i32x4_s(sb), f32x4.mul(hd, f32x4.splat(load<f32>(dp + axs)))));
-    w += 72; ap += 64; aq += 34; cp += 16; dp += 4;
-  }
-  v128.store(y, c0);
-  v128.store(y + ys, c1);
-}
-export function mmf_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
-  for (let rt = r0; rt < r1; rt += ROW_TILE) {
-    const re = min(rt + ROW_TILE, r1);
-    let t = 0;
-    for (; t + 2 <= nTok; t += 2) {
-      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r += 4) dot4x2_q4_0r4f(w + <usize>r * ws, a + <usize>t * as, as, xt, axs, nb, yt + (<usize>r << 2), ys);
-    }
-    for (; t < nTok; t++) {
-      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r += 4) dot4_q4_0r4f(w + <usize>r * ws, a + <usize>t * as, xt, nb, yt + (<usize>r << 2));
     }
   }
 }

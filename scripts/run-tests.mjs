@@ -20,5 +20,10 @@ if (files.length === 0) {
   console.error('no test files found under dist/test' + (filters.length ? ` matching ${filters.join(', ')}` : ''));
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+// The CLI's relaxed-SIMD setup on Node 20 (src/backends/cpu/node-flags.ts), so the tests run the kernels
+// the CLI runs; backend-ops also covers the SIMD128 build.
+const probe = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123, 3, 2, 1, 0, 10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 147, 2, 11]);
+const relaxedFlags = ['--experimental-wasm-relaxed-simd', '--no-liftoff'];
+const flags = !WebAssembly.validate(probe) && spawnSync(process.execPath, [...relaxedFlags, '-e', '0']).status === 0 ? relaxedFlags : [];
+const r = spawnSync(process.execPath, [...flags, '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import type { Device, Placement } from '../../../src/backends/backend.js';
 import { tensorBytes } from '../../../src/backends/backend.js';
 import { createCpuDevice, LLAMA_EXACT_MATMUL_TYPES } from '../../../src/backends/cpu/device.js';
+import { relaxedSimdAvailable } from '../../../src/backends/cpu/wasm.js';
 import { referenceDevice } from '../../../src/backends/reference/device.js';
 import { GraphBuilder, nElements, type Graph, type TensorDesc } from '../../../src/graph/graph.js';
 import { GgmlType, ggmlTypeName, rowBytes } from '../../../src/gguf/ggml-types.js';
@@ -26,7 +27,17 @@ const ref = referenceDevice();
 const cpu1 = await createCpuDevice({ threads: 1, numerics: 'exact' });
 const cpu2 = await createCpuDevice({ threads: 2, parallelMinWork: 0, numerics: 'exact' });
 const fast2 = await createCpuDevice({ threads: 2, parallelMinWork: 0, numerics: 'fast' });
-after(async () => { await cpu1.close(); await cpu2.close(); await fast2.close(); });
+// the SIMD128 build of the kernels (the others run the relaxed-SIMD build where the engine has it, as the
+// test runner enables it on Node 20): the same integers, so the same bits
+const base2 = await createCpuDevice({ threads: 2, parallelMinWork: 0, numerics: 'exact', relaxedSimd: false });
+const baseFast2 = await createCpuDevice({ threads: 2, parallelMinWork: 0, numerics: 'fast', relaxedSimd: false });
+after(async () => { await cpu1.close(); await cpu2.close(); await fast2.close(); await base2.close(); await baseFast2.close(); });
+test('kernel builds: the relaxed-SIMD build runs when the engine has it', () => {
+  const relaxed = relaxedSimdAvailable();
+  assert.equal(cpu2.runtime.simd, relaxed ? 'relaxed' : 'simd128', 'a relaxed-capable engine failed the kernel self-test');
+  assert.equal(base2.runtime.simd, 'simd128');
+  console.log(`# kernels: ${cpu2.runtime.simd} (relaxed SIMD ${relaxed ? '' : 'not '}available)`);
+});
 
 // deterministic data
 let seed = 12345;
@@ -98,8 +109,8 @@ const table: Row[] = [];
 async function compare(op: string, variant: string, make: () => Case, fastBound?: number, exactBound = 0): Promise<void> {
   const c = make();
   const want = await runCase(ref, c);
-  const devices: [string, Device, number][] = [['cpu 1 thread', cpu1, exactBound], ['cpu 2 threads', cpu2, exactBound]];
-  if (fastBound !== undefined) devices.push(['cpu fast 2 threads', fast2, fastBound]);
+  const devices: [string, Device, number][] = [['cpu 1 thread', cpu1, exactBound], ['cpu 2 threads', cpu2, exactBound], ['cpu simd128 2 threads', base2, exactBound]];
+  if (fastBound !== undefined) devices.push(['cpu fast 2 threads', fast2, fastBound], ['cpu fast simd128 2 threads', baseFast2, fastBound]);
   for (const [name, d, bound] of devices) {
     const got = await runCase(d, c);
     assert.equal(got.length, want.length);
