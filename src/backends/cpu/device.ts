@@ -258,7 +258,8 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
   const profileKey = (g: Graph, t: TensorDesc) => {
     if (t.op !== 'mul_mat') return t.op;
     const w = g.tensors[t.src[0]!]!;
-    return `mul_mat ${ggmlTypeName(typeId(w))} ${w.shape[1]}x${w.shape[0]} n=${g.tensors[t.src[1]!]!.shape[1] ?? 1}`;
+    const layout = Object.entries(CpuLayout).find(([, id]) => id === typeId(w))?.[0];
+    return `mul_mat ${layout ?? ggmlTypeName(typeId(w))} ${w.shape[1]}x${w.shape[0]} n=${g.tensors[t.src[1]!]!.shape[1] ?? 1}`;
   };
   function profiled(key: string, fn: () => void): () => void {
     return () => {
