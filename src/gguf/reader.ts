@@ -70,10 +70,15 @@ export interface GgufFile {
 const WINDOW = 1 << 20;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** What is being read, for error messages: a string, or a function building it only when needed. */
+type Desc = string | (() => string);
+const desc = (d: Desc) => (typeof d === 'string' ? d : d());
+
 /** Sequential reader over a ByteSource that fetches the header in windows. */
 class Cursor {
   pos = 0;
-  private buf = new Uint8Array(0);
+  private buf: Uint8Array = new Uint8Array(0);
+  private win: Uint8Array = new Uint8Array(0);
   private view = new DataView(this.buf.buffer);
   private base = 0;
   constructor(private readonly src: ByteSource, readonly wide: boolean) {}
@@ -85,12 +90,14 @@ class Cursor {
   }
 
   /** Makes sure n bytes at pos are in the window; returns the window index of pos. */
-  private ensure(n: number, what: string): number {
-    if (this.pos + n > this.src.size) this.fail('TRUNCATED', `file ends while reading ${what} (${n} bytes needed, ${this.remaining} left)`);
+  private ensure(n: number, what: Desc): number {
+    if (this.pos + n > this.src.size) this.fail('TRUNCATED', `file ends while reading ${desc(what)} (${n} bytes needed, ${this.remaining} left)`);
     let i = this.pos - this.base;
     if (i < 0 || i + n > this.buf.length) {
       const len = Math.min(Math.max(n, WINDOW), this.src.size - this.pos);
-      this.buf = this.src.read(this.pos, len).slice();
+      // one reused window buffer (a fresh 1 MiB per window adds up over a 150k-token vocabulary)
+      if (len > this.win.length) this.win = new Uint8Array(len);
+      this.buf = this.src.read(this.pos, len, this.win, 0).subarray(0, len);
       this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
       this.base = this.pos;
       i = 0;
@@ -98,44 +105,57 @@ class Cursor {
     return i;
   }
 
-  u8(what: string): number { const i = this.ensure(1, what); this.pos += 1; return this.buf[i]!; }
-  i8(what: string): number { const i = this.ensure(1, what); this.pos += 1; return this.view.getInt8(i); }
-  u16(what: string): number { const i = this.ensure(2, what); this.pos += 2; return this.view.getUint16(i, true); }
-  i16(what: string): number { const i = this.ensure(2, what); this.pos += 2; return this.view.getInt16(i, true); }
-  u32(what: string): number { const i = this.ensure(4, what); this.pos += 4; return this.view.getUint32(i, true); }
-  i32(what: string): number { const i = this.ensure(4, what); this.pos += 4; return this.view.getInt32(i, true); }
-  f32(what: string): number { const i = this.ensure(4, what); this.pos += 4; return this.view.getFloat32(i, true); }
-  f64(what: string): number { const i = this.ensure(8, what); this.pos += 8; return this.view.getFloat64(i, true); }
-  u64(what: string): bigint { const i = this.ensure(8, what); this.pos += 8; return this.view.getBigUint64(i, true); }
-  i64(what: string): bigint { const i = this.ensure(8, what); this.pos += 8; return this.view.getBigInt64(i, true); }
+  u8(what: Desc): number { const i = this.ensure(1, what); this.pos += 1; return this.buf[i]!; }
+  i8(what: Desc): number { const i = this.ensure(1, what); this.pos += 1; return this.view.getInt8(i); }
+  u16(what: Desc): number { const i = this.ensure(2, what); this.pos += 2; return this.view.getUint16(i, true); }
+  i16(what: Desc): number { const i = this.ensure(2, what); this.pos += 2; return this.view.getInt16(i, true); }
+  u32(what: Desc): number { const i = this.ensure(4, what); this.pos += 4; return this.view.getUint32(i, true); }
+  i32(what: Desc): number { const i = this.ensure(4, what); this.pos += 4; return this.view.getInt32(i, true); }
+  f32(what: Desc): number { const i = this.ensure(4, what); this.pos += 4; return this.view.getFloat32(i, true); }
+  f64(what: Desc): number { const i = this.ensure(8, what); this.pos += 8; return this.view.getFloat64(i, true); }
+  u64(what: Desc): bigint { const i = this.ensure(8, what); this.pos += 8; return this.view.getBigUint64(i, true); }
+  i64(what: Desc): bigint { const i = this.ensure(8, what); this.pos += 8; return this.view.getBigInt64(i, true); }
 
   /** A length or count field: u32 in v1, u64 after. Returned as a number; huge values fail. */
-  count(what: string, minBytesEach: number): number {
+  count(what: Desc, minBytesEach: number): number {
     const at = this.pos;
-    const raw = this.wide ? this.u64(what) : BigInt(this.u32(what));
+    // a u64 whose high word is 0 (every real count) is read without a BigInt
+    let small = -1;
+    if (!this.wide) small = this.u32(what);
+    else {
+      const i = this.ensure(8, what);
+      if (this.view.getUint32(i + 4, true) === 0) { small = this.view.getUint32(i, true); this.pos += 8; }
+    }
+    if (small >= 0 && small <= Math.floor(this.remaining / Math.max(1, minBytesEach))) return small;
+    const raw = small >= 0 ? BigInt(small) : this.u64(what);
     // Every element takes at least minBytesEach bytes, so a count beyond that bound cannot be real.
     if (raw > BigInt(Math.floor(this.remaining / Math.max(1, minBytesEach)))) {
       // A plausible value that merely runs past the end means the file was cut short.
-      if (raw <= 0x7fffffffn) this.fail('TRUNCATED', `file ends inside ${what.replace(/^(length|element count) of /, '')} (${what} is ${raw}, ${this.remaining} bytes left)`, at);
-      this.fail('COUNT_TOO_LARGE', `${what} is ${raw}, more than the ${this.remaining} bytes left in the file could hold`, at);
+      const w = desc(what);
+      if (raw <= 0x7fffffffn) this.fail('TRUNCATED', `file ends inside ${w.replace(/^(length|element count) of /, '')} (${w} is ${raw}, ${this.remaining} bytes left)`, at);
+      this.fail('COUNT_TOO_LARGE', `${w} is ${raw}, more than the ${this.remaining} bytes left in the file could hold`, at);
     }
     return Number(raw);
   }
 
-  bytes(n: number, what: string): Uint8Array {
+  bytes(n: number, what: Desc): Uint8Array {
     const i = this.ensure(n, what);
     this.pos += n;
     return this.buf.subarray(i, i + n);
   }
 
-  string(what: string): string {
+  string(what: string): string { return this.stringOf(what, -1); }
+
+  /** Element i of string array `what` (i < 0: the string `what` itself); messages are built only on failure. */
+  stringOf(what: string, i: number): string {
     const at = this.pos;
-    const n = this.count(`length of ${what}`, 1);
-    const b = this.bytes(n, what);
+    const name = () => (i < 0 ? what : `${what}[${i}]`);
+    const n = this.count(() => `length of ${name()}`, 1);
+    const b = this.bytes(n, name);
     try {
       return utf8.decode(b);
     } catch {
-      this.fail('INVALID_UTF8', `${what} is not valid UTF-8`, at);
+      this.fail('INVALID_UTF8', `${name()} is not valid UTF-8`, at);
     }
   }
 
@@ -170,7 +190,8 @@ function readArray(c: Cursor, what: string, depth: number): { value: GgufMetaVal
   if (et === GgufValueType.STRING) {
     const n = c.count(`element count of ${what}`, c.wide ? 8 : 4);
     const out: string[] = new Array(n);
-    for (let i = 0; i < n; i++) out[i] = c.string(`${what}[${i}]`);
+    // no per-element description strings: a 150k-token vocabulary would allocate 300k of them
+    for (let i = 0; i < n; i++) out[i] = c.stringOf(what, i);
     return { value: out, arrayType: et };
   }
   if (et === GgufValueType.ARRAY) {
