@@ -1986,21 +1986,7 @@ export function attn_kv_f32(r0: i32, r1: i32, pp: usize): void {
     i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 2), v128.load(ap)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 10), v128.load(ap, 16))),
     i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 18), v128.load(ap, 32)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 26), v128.load(ap, 48))));
 }
-// rows w, w + ws . one token -> y, y + 4
-@inline function dot2r_q8_0f(w: usize, ws: usize, ax: usize, nb: i32, y: usize): void {
-  let c0 = f32x4.splat(0), c1 = c0;
-  let dp = ax, ap = ax + <usize>nb * 20;
-  const we = w + <usize>nb * 34;
-  while (w < we) {
-    const da = load<f32>(dp);
-    const s0 = q8f_dot(w, ap), s1 = q8f_dot(w + ws, ap);
-    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(h2f(load<u16>(w)) * da)));
-    c1 = f32x4.add(c1, f32x4.mul(f32x4.convert_i32x4_s(s1), f32x4.splat(h2f(load<u16>(w + ws)) * da)));
-    w += 34; dp += 4; ap += 64;
-  }
-  store<f32>(y, hsum_f32x4(c0));
-  store<f32>(y, hsum_f32x4(c1), 4);
-}
+// one row . one token (plain Q8_0 layout: only weights with rows % 4 != 0 stay in it in fast numerics)
 @inline function dot1r_q8_0f(w: usize, ax: usize, nb: i32): f32 {
   let c0 = f32x4.splat(0);
   let dp = ax, ap = ax + <usize>nb * 20;
@@ -2011,68 +1997,12 @@ export function attn_kv_f32(r0: i32, r1: i32, pp: usize): void {
   }
   return hsum_f32x4(c0);
 }
-// 4 rows (w + i*ws) x 2 tokens (aux rows ax, ax + axs): 8 values per step so the 8 i32 accumulators, 4 widened
-// weight vectors and 2 activation vectors fit the 16 SIMD registers; y[t][r] at y + t*ys + 4r
-@inline function dot4r2t_q8_0f(w: usize, ws: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
-  let c0 = f32x4.splat(0), c1 = c0;
-  let dp = ax, ap = ax + <usize>nb * 20;
-  for (let b = 0; b < nb; b++) {
-    let p00 = i32x4.splat(0), p10 = p00, p20 = p00, p30 = p00, p01 = p00, p11 = p00, p21 = p00, p31 = p00;
-    for (let k: usize = 0; k < 32; k += 8) {
-      const a0 = v128.load(ap + (k << 1)), a1 = v128.load(ap + axs + (k << 1));
-      const w0 = v128.load8x8_s(w + 2 + k), w1 = v128.load8x8_s(w + ws + 2 + k);
-      const w2 = v128.load8x8_s(w + 2 * ws + 2 + k), w3 = v128.load8x8_s(w + 3 * ws + 2 + k);
-      p00 = i32x4.add(p00, i32x4.dot_i16x8_s(w0, a0)); p01 = i32x4.add(p01, i32x4.dot_i16x8_s(w0, a1));
-      p10 = i32x4.add(p10, i32x4.dot_i16x8_s(w1, a0)); p11 = i32x4.add(p11, i32x4.dot_i16x8_s(w1, a1));
-      p20 = i32x4.add(p20, i32x4.dot_i16x8_s(w2, a0)); p21 = i32x4.add(p21, i32x4.dot_i16x8_s(w2, a1));
-      p30 = i32x4.add(p30, i32x4.dot_i16x8_s(w3, a0)); p31 = i32x4.add(p31, i32x4.dot_i16x8_s(w3, a1));
-    }
-    const dw = h2f_4(w, ws);
-    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p00, p10, p20, p30)), f32x4.mul(dw, f32x4.splat(load<f32>(dp)))));
-    c1 = f32x4.add(c1, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p01, p11, p21, p31)), f32x4.mul(dw, f32x4.splat(load<f32>(dp + axs)))));
-    w += 34; dp += 4; ap += 64;
-  }
-  v128.store(y, c0);
-  v128.store(y + ys, c1);
-}
-// 4 rows . one token: the 4 rows' block sums reduced into one vector, so the 4 weight scales convert
-// as one vector and one multiply-add per block serves all 4 rows
-@inline function dot4r_q8_0f(w: usize, ws: usize, ax: usize, nb: i32, y: usize): void {
-  let c = f32x4.splat(0);
-  let dp = ax, ap = ax + <usize>nb * 20;
-  for (let b = 0; b < nb; b++) {
-    let p0 = i32x4.splat(0), p1 = p0, p2 = p0, p3 = p0;
-    for (let k: usize = 0; k < 32; k += 8) {
-      const a0 = v128.load(ap + (k << 1));
-      p0 = i32x4.add(p0, i32x4.dot_i16x8_s(v128.load8x8_s(w + 2 + k), a0));
-      p1 = i32x4.add(p1, i32x4.dot_i16x8_s(v128.load8x8_s(w + ws + 2 + k), a0));
-      p2 = i32x4.add(p2, i32x4.dot_i16x8_s(v128.load8x8_s(w + 2 * ws + 2 + k), a0));
-      p3 = i32x4.add(p3, i32x4.dot_i16x8_s(v128.load8x8_s(w + 3 * ws + 2 + k), a0));
-    }
-    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p0, p1, p2, p3)), f32x4.mul(h2f_4(w, ws), f32x4.splat(load<f32>(dp)))));
-    w += 34; dp += 4; ap += 64;
-  }
-  v128.store(y, c);
-}
 export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
-    let t = 0;
-    for (; t + 2 <= nTok; t += 2) {
+    for (let t = 0; t < nTok; t++) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      let r = rt;
-      for (; r + 4 <= re; r += 4) dot4r2t_q8_0f(w + <usize>r * ws, ws, xt, axs, nb, yt + (<usize>r << 2), ys);
-      for (; r < re; r++) {
-        store<f32>(yt + (<usize>r << 2), dot1r_q8_0f(w + <usize>r * ws, xt, nb));
-        store<f32>(yt + ys + (<usize>r << 2), dot1r_q8_0f(w + <usize>r * ws, xt + axs, nb));
-      }
-    }
-    for (; t < nTok; t++) {
-      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      let r = rt;
-      for (; r + 4 <= re; r += 4) dot4r_q8_0f(w + <usize>r * ws, ws, xt, nb, yt + (<usize>r << 2));
-      for (; r + 2 <= re; r += 2) dot2r_q8_0f(w + <usize>r * ws, ws, xt, nb, yt + (<usize>r << 2));
-      if (r < re) store<f32>(yt + (<usize>r << 2), dot1r_q8_0f(w + <usize>r * ws, xt, nb));
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot1r_q8_0f(w + <usize>r * ws, xt, nb));
     }
   }
 }
