@@ -58,3 +58,26 @@ test('inspect --json lists metadata and tensors', () => {
   assert.equal(o.metadata['general.architecture'], 'llama');
   assert.equal(o.tensors.find((t: { name: string }) => t.name === 'token_embd.weight').type, 'Q8_0');
 });
+
+test('--numerics exact reproduces the reference device bit for bit; fast stays within the parity tolerance', () => {
+  // a Q8_0 model: the type whose fast kernel differs most from ggml's order
+  const model = fixture('parity/llama-q8_0.gguf');
+  const ref = JSON.parse(readFileSync(fixture('parity/llama-q8_0.ref.json'), 'utf8'));
+  const prompt = (ref.sequences[0].prompt as number[]).join(',');
+  const go = (...extra: string[]) => {
+    const r = cli('run', model, '--prompt-tokens', prompt, '-n', '4', '--temp', '0', '--json', '--probs', '5', ...extra);
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout) as { tokens: number[]; probs: { top: [number, number][] }[] };
+  };
+  const oracle = go('--device', 'reference');
+  const exact = go('--numerics', 'exact');
+  const fast = go('--numerics', 'fast');
+  assert.deepEqual(exact, { ...exact, tokens: oracle.tokens, probs: oracle.probs });
+  assert.deepEqual(fast.tokens, oracle.tokens);
+  fast.probs.forEach((p, i) => p.top.forEach(([, q], k) => assert.ok(Math.abs(q - oracle.probs[i]!.top[k]![1]) < 0.02)));
+  // and llama.cpp's own first greedy token
+  assert.equal(oracle.tokens[0], ref.sequences[0].continuation[0]);
+  const bad = cli('run', model, '-p', 'x', '--numerics', 'sloppy');
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /--numerics must be fast or exact/);
+});
