@@ -67,7 +67,6 @@ function exactMatmul(wt: number, rows: number): boolean {
     case GgmlType.F32: case GgmlType.F16: case GgmlType.Q8_0: case GgmlType.Q6_K: return true;
     // repacked by llama.cpp (GEMV/GEMM orders) only with rows % 8 == 0; otherwise the AVX2 vec_dot
     case GgmlType.Q4_0: case GgmlType.Q4_K: case CpuLayout.Q4_0x4: case CpuLayout.Q4_0r4: return rows % 8 === 0;
-    case CpuLayout.Q8_0r4: return false;
     default: return false;
   }
 }
@@ -92,6 +91,8 @@ export interface CpuDeviceOptions extends CpuRuntimeOptions {
   numerics?: 'exact' | 'fast';
 }
 
+// GGUF_EDGE_PROFILE (Node): per-node timings, printed at exit; browsers have no process and never profile
+const profileEnabled = () => !!(globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.GGUF_EDGE_PROFILE;
 const profileTable = new Map<string, { ms: number; calls: number }>();
 let profileHooked = false;
 function hookProfileReport(): void {
@@ -109,7 +110,8 @@ function hookProfileReport(): void {
 export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Device & { runtime: CpuRuntime; close(): Promise<void> }> {
   const fastNumerics = opts.numerics !== 'exact';
   const rt = await createCpuRuntime({ ...opts, numerics: fastNumerics ? 'fast' : 'exact' });
-  if ((globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.GGUF_EDGE_PROFILE) hookProfileReport();
+  const profile = profileEnabled();
+  if (profile) hookProfileReport();
   const bt = cpuBufferType(rt);
   const ptrOf = (p: Placement) => (p.buffer as CpuBuffer).ptr + p.offset;
   const i32 = (p: Placement, n: number) => new Int32Array(rt.memory.buffer, ptrOf(p), n);
@@ -254,7 +256,6 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
    * GGUF_EDGE_PROFILE=1: time every node by op (mul_mat by weight type and shape) and print the table
    * to stderr at exit. Off by default: the wrappers cost a clock read per node.
    */
-  const profile = !!(globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.GGUF_EDGE_PROFILE;
   const profileKey = (g: Graph, t: TensorDesc) => {
     if (t.op !== 'mul_mat') return t.op;
     const w = g.tensors[t.src[0]!]!;
