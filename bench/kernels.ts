@@ -1,6 +1,6 @@
 // Micro-benchmark of the CPU matvec/matmul kernels: GB/s of weights streamed for decode (1 token) and
 // tokens/s-equivalent GFLOP/s for a small prefill batch, at 1 and 2 threads (or --threads a,b,...).
-// Weights are repacked into the cpu device's layout (Q4_0 -> Q4_0r4) unless --no-repack.
+// Weights are repacked into the cpu device's layouts (Q4_0 -> Q4_0r4; fast numerics: Q8_0 -> Q8_0r4) unless --no-repack.
 // Usage: npm run bench:kernels [-- --numerics exact|fast --relaxed true|false --no-repack --mb 64 --seconds 0.5 --threads 1,2 --types Q4_0,Q8_0,Q4_K,Q6_K --tokens 32]
 // Numbers are noisy on a shared machine: run a few times.
 import { createCpuRuntime, weightRowBytes, activationTypeFor, activationRowBytes } from '../src/backends/cpu/index.js';
@@ -72,8 +72,8 @@ for (const threads of THREADS) {
     for (let i = 0; i < u32.length; i++) { s = (s * 1664525 + 1013904223) >>> 0; u32[i] = s; }
     const sc = SCALES[wtype];
     if (sc) for (let o = 0; o < rows * rb; o += sc[1]) for (const f of sc[0]) { bytes[o + f] = 0x00; bytes[o + f + 1] = 0x20; }
-    // the cpu device's layout: Q4_0 with 4 rows interleaved (Q4_0r4)
-    if (!process.argv.includes('--no-repack') && wtype === GgmlType.Q4_0) wtype = rt.repackRows4(w, rows, COLS);
+    // the cpu device's layouts: Q4_0 with 4 rows interleaved (Q4_0r4), in fast numerics Q8_0 too (Q8_0r4)
+    if (!process.argv.includes('--no-repack') && (wtype === GgmlType.Q4_0 || (wtype === GgmlType.Q8_0 && rt.fastNumerics))) wtype = rt.repackRows4(w, rows, COLS, wtype);
     const x = rt.alloc(COLS * 4 * TOKENS);
     const xf = rt.f32(x, COLS * TOKENS);
     for (let i = 0; i < xf.length; i++) xf[i] = Math.sin(i);

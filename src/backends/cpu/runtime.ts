@@ -245,6 +245,8 @@ export interface CpuRuntime {
   readonly threads: number;
   /** the kernel build in use: 'relaxed' (relaxed-SIMD dot products) or 'simd128' */
   readonly simd: KernelVariant;
+  /** free-order matmul kernels where they exist (CpuRuntimeOptions.numerics 'fast') */
+  readonly fastNumerics: boolean;
   readonly memory: WebAssembly.Memory;
   /** the main thread's kernel instance (call directly for single-threaded work) */
   readonly kernels: KernelExports;
