@@ -9,7 +9,7 @@
 import { basename } from 'node:path';
 import { getDevice } from '../backends/registry.js';
 import { openGguf } from '../gguf/open.js';
-import { metaNumber, metaString, type GgufFile } from '../gguf/reader.js';
+import { metaArrayLength, metaNumber, metaString, type GgufFile } from '../gguf/reader.js';
 import { Context } from '../runtime/context.js';
 import { loadModel, type Model } from '../runtime/model.js';
 
@@ -65,8 +65,8 @@ export function modelInfo(file: GgufFile): ModelInfo {
   const arch = metaString(file, 'general.architecture') ?? '?';
   const ft = metaNumber(file, 'general.file_type');
   const params = file.tensors.reduce((a, t) => a + t.nElements, 0);
-  const tokens = file.metadata.get('tokenizer.ggml.tokens');
-  const nVocab = metaNumber(file, `${arch}.vocab_size`) ?? (Array.isArray(tokens) ? tokens.length : file.tensorsByName.get('token_embd.weight')?.dims[1] ?? 0);
+  const nTokens = metaArrayLength(file, 'tokenizer.ggml.tokens');
+  const nVocab = metaNumber(file, `${arch}.vocab_size`) ?? (nTokens ?? file.tensorsByName.get('token_embd.weight')?.dims[1] ?? 0);
   return { bytes: file.size, params, type: `${arch} ${ft !== undefined ? FTYPE[ft] ?? `ftype ${ft}` : '?'}`, nVocab, nCtxTrain: metaNumber(file, `${arch}.context_length`) ?? 0 };
 }
 

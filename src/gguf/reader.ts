@@ -159,7 +159,93 @@ class Cursor {
     }
   }
 
+  /** Element i of string array `what`, checked (length, bounds, UTF-8) but not decoded. */
+  skipString(what: string, i: number): void {
+    const at = this.pos;
+    const name = () => `${what}[${i}]`;
+    const n = this.count(() => `length of ${name()}`, 1);
+    const b = this.bytes(n, name);
+    if (!validUtf8(b)) this.fail('INVALID_UTF8', `${name()} is not valid UTF-8`, at);
+  }
+
+  /** A copy of the file bytes [from, to) (already parsed). */
+  copy(from: number, to: number): Uint8Array {
+    const out = new Uint8Array(to - from);
+    this.src.read(from, to - from, out, 0);
+    return out;
+  }
+
   align(a: number): void { this.pos = Math.ceil(this.pos / a) * a; }
+}
+
+/** String arrays with at least this many elements (vocabularies) are decoded on first use. */
+const LAZY_STRINGS_MIN = 4096;
+
+/**
+ * A parsed-and-checked string array kept as its file bytes: 150k token strings cost ~15 MiB of JS heap
+ * (more in young-generation growth) that `bench`, `inspect` or a memory-bound run may never need.
+ */
+class LazyStrings {
+  constructor(private readonly bytes: Uint8Array, readonly length: number, private readonly wide: boolean) {}
+  decode(): string[] {
+    const out: string[] = new Array(this.length);
+    const v = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
+    let p = 0;
+    for (let i = 0; i < this.length; i++) {
+      const n = this.wide ? v.getUint32(p, true) + v.getUint32(p + 4, true) * 2 ** 32 : v.getUint32(p, true);
+      p += this.wide ? 8 : 4;
+      out[i] = utf8.decode(this.bytes.subarray(p, p + n));
+      p += n;
+    }
+    return out;
+  }
+}
+
+/** Metadata values as a Map whose lazily decoded string arrays turn into string[] when read. */
+class GgufMetadata extends Map<string, GgufMetaValue> {
+  override get(key: string): GgufMetaValue | undefined {
+    const v = super.get(key);
+    if (!(v instanceof LazyStrings)) return v;
+    const arr = v.decode();
+    super.set(key, arr);
+    return arr;
+  }
+  override forEach(cb: (value: GgufMetaValue, key: string, map: Map<string, GgufMetaValue>) => void, thisArg?: unknown): void {
+    for (const k of [...this.keys()]) cb.call(thisArg, this.get(k)!, k, this);
+  }
+  override *entries(): MapIterator<[string, GgufMetaValue]> {
+    for (const k of [...this.keys()]) yield [k, this.get(k)!];
+  }
+  override *values(): MapIterator<GgufMetaValue> {
+    for (const k of [...this.keys()]) yield this.get(k)!;
+  }
+  override [Symbol.iterator](): MapIterator<[string, GgufMetaValue]> { return this.entries(); }
+  /** element count of an array value without decoding a lazy string array */
+  arrayLength(key: string): number | undefined {
+    const v = super.get(key);
+    return v instanceof LazyStrings ? v.length : v !== undefined && typeof v === 'object' ? (v as ArrayLike<unknown>).length : undefined;
+  }
+}
+
+/** Same as TextDecoder('utf-8', { fatal: true }) accepting the bytes (no overlongs, surrogates or > U+10FFFF). */
+function validUtf8(b: Uint8Array): boolean {
+  const n = b.length;
+  let i = 0;
+  while (i < n) {
+    const c = b[i]!;
+    if (c < 0x80) { i++; continue; }
+    let need: number, lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) need = 1;
+    else if (c >= 0xe0 && c <= 0xef) { need = 2; if (c === 0xe0) lo = 0xa0; else if (c === 0xed) hi = 0x9f; }
+    else if (c >= 0xf0 && c <= 0xf4) { need = 3; if (c === 0xf0) lo = 0x90; else if (c === 0xf4) hi = 0x8f; }
+    else return false;
+    if (i + need >= n) return false;
+    const c1 = b[i + 1]!;
+    if (c1 < lo || c1 > hi) return false;
+    for (let k = 2; k <= need; k++) { const ck = b[i + k]!; if (ck < 0x80 || ck > 0xbf) return false; }
+    i += need + 1;
+  }
+  return true;
 }
 
 function toNumber(v: bigint): number | bigint {
@@ -183,12 +269,18 @@ function readScalar(c: Cursor, type: number, what: string): number | bigint | bo
   return c.fail('UNKNOWN_VALUE_TYPE', `${what} has unknown value type ${type}`);
 }
 
-function readArray(c: Cursor, what: string, depth: number): { value: GgufMetaValue; arrayType: number } {
+function readArray(c: Cursor, what: string, depth: number): { value: GgufMetaValue | LazyStrings; arrayType: number } {
   if (depth > MAX_NESTING) c.fail('NESTING_TOO_DEEP', `${what}: arrays nested more than ${MAX_NESTING} deep`);
   const typeAt = c.pos;
   const et = c.u32(`element type of ${what}`);
   if (et === GgufValueType.STRING) {
     const n = c.count(`element count of ${what}`, c.wide ? 8 : 4);
+    if (n >= LAZY_STRINGS_MIN && depth === 1) {
+      // a vocabulary: checked now (lengths, bounds, UTF-8), decoded into strings on first use
+      const start = c.pos;
+      for (let i = 0; i < n; i++) c.skipString(what, i);
+      return { value: new LazyStrings(c.copy(start, c.pos), n, c.wide), arrayType: et };
+    }
     const out: string[] = new Array(n);
     // no per-element description strings: a 150k-token vocabulary would allocate 300k of them
     for (let i = 0; i < n; i++) out[i] = c.stringOf(what, i);
@@ -197,7 +289,7 @@ function readArray(c: Cursor, what: string, depth: number): { value: GgufMetaVal
   if (et === GgufValueType.ARRAY) {
     const n = c.count(`element count of ${what}`, 4 + (c.wide ? 8 : 4));
     const out: unknown[] = new Array(n);
-    for (let i = 0; i < n; i++) out[i] = readArray(c, `${what}[${i}]`, depth + 1).value;
+    for (let i = 0; i < n; i++) out[i] = readArray(c, `${what}[${i}]`, depth + 1).value; // depth > 1: never lazy
     return { value: out, arrayType: et };
   }
   const size = SCALAR_SIZE[et];
@@ -239,7 +331,7 @@ export function parseGgufSource(src: ByteSource): GgufFile {
   const nTensors = c.count('tensor count', tensorInfoMin);
   const nKv = c.count('metadata key count', (wide ? 8 : 4) + 4 + 1);
 
-  const metadata = new Map<string, GgufMetaValue>();
+  const metadata = new GgufMetadata();
   const metaEntries = new Map<string, GgufMetaEntry>();
   for (let k = 0; k < nKv; k++) {
     const at = c.pos;
@@ -251,7 +343,15 @@ export function parseGgufSource(src: ByteSource): GgufFile {
     if (type === GgufValueType.STRING) entry = { value: c.string(`value of "${key}"`), type, offset: at };
     else if (type === GgufValueType.ARRAY) {
       const a = readArray(c, `"${key}"`, 1);
-      entry = { value: a.value, type, arrayType: a.arrayType, offset: at };
+      if (a.value instanceof LazyStrings) {
+        // the entry reads through the metadata map, so both see the one decoded array
+        const k = key;
+        entry = { get value() { return metadata.get(k)!; }, type, arrayType: a.arrayType, offset: at };
+        metaEntries.set(key, entry);
+        metadata.set(key, a.value as unknown as GgufMetaValue);
+        continue;
+      }
+      entry = { value: a.value as GgufMetaValue, type, arrayType: a.arrayType, offset: at };
     } else if (SCALAR_SIZE[type] !== undefined) entry = { value: readScalar(c, type, `value of "${key}"`), type, offset: at };
     else c.fail('UNKNOWN_VALUE_TYPE', `metadata key "${key}" has unknown value type ${type}`, typeAt);
     metaEntries.set(key, entry);
@@ -368,6 +468,14 @@ export function metaBool(f: GgufFile, key: string): boolean | undefined {
   if (typeof v === 'boolean') return v;
   if (typeof v === 'number') return v !== 0;
   throw new GgufError('WRONG_TYPE', `metadata "${key}" is not a bool`, f.name, f.metaEntries.get(key)?.offset);
+}
+
+/** Element count of an array value (undefined when absent or not an array), without decoding a lazy string array. */
+export function metaArrayLength(f: GgufFile, key: string): number | undefined {
+  const m = f.metadata as Map<string, GgufMetaValue> & { arrayLength?(k: string): number | undefined };
+  if (m.arrayLength) return m.arrayLength(key);
+  const v = m.get(key);
+  return v !== undefined && typeof v === 'object' ? (v as ArrayLike<unknown>).length : undefined;
 }
 
 export function metaArray(f: GgufFile, key: string): Exclude<GgufMetaValue, number | bigint | boolean | string> | undefined {

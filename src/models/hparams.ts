@@ -1,6 +1,6 @@
 // Hyperparameters from GGUF metadata, with llama.cpp's defaults where a key is missing.
 import { GgufError } from '../gguf/errors.js';
-import { metaNumber, metaString, metaArray, type GgufFile } from '../gguf/reader.js';
+import { metaNumber, metaString, metaArray, metaArrayLength, type GgufFile } from '../gguf/reader.js';
 
 export interface HParams {
   arch: string;
@@ -51,9 +51,9 @@ export function readHParams(f: GgufFile): HParams {
   };
   const nEmbd = num('embedding_length');
   const nHead = numOrFirst('attention.head_count');
-  const tokens = f.metadata.get('tokenizer.ggml.tokens');
+  const nTokens = metaArrayLength(f, 'tokenizer.ggml.tokens');
   const embd = f.tensorsByName.get('token_embd.weight');
-  const nVocab = num('vocab_size', Array.isArray(tokens) ? tokens.length : embd ? embd.dims[1] ?? 0 : 0);
+  const nVocab = num('vocab_size', nTokens !== undefined ? nTokens : embd ? embd.dims[1] ?? 0 : 0);
   const headDimK = num('attention.key_length', nEmbd / nHead);
   const nLayer = num('block_count');
   const gemma = arch === 'gemma2' || arch === 'gemma3';

@@ -242,3 +242,66 @@ test('every fixture survives read -> write -> read unchanged (metadata, tensor i
     }
   }
 });
+
+test('vocabulary-size string arrays: checked at parse, decoded on first use, same values as eager decoding', () => {
+  // 6,000 strings (above the lazy threshold) mixing ASCII, 2-, 3- and 4-byte UTF-8 and the empty string
+  const words = Array.from({ length: 6000 }, (_, i) => (i % 7 === 0 ? '' : `tok${i}${['', 'é', '中', '🙂'][i % 4]}`));
+  const input = small();
+  input.metadata.push(['tokenizer.ggml.tokens', { type: 'array', itemType: 'string', value: words }]);
+  for (const version of [1, 3] as const) {
+    const b = writeGguf({ ...input, version });
+    const f = parseGguf(b);
+    assert.equal(f.metaEntries.get('tokenizer.ggml.tokens')!.arrayType, GgufValueType.STRING);
+    assert.deepEqual(f.metaEntries.get('tokenizer.ggml.tokens')!.value, words, `v${version} entry`);
+    assert.deepEqual(f.metadata.get('tokenizer.ggml.tokens'), words, `v${version} map`);
+    // iteration decodes too
+    const g = parseGguf(b);
+    assert.deepEqual(new Map([...g.metadata]).get('tokenizer.ggml.tokens'), words);
+    // and the writer's rewrite path reads it back byte for byte
+    const h = parseGguf(b);
+    assert.deepEqual(h.metadata.get('test.strs'), ['a', 'é', '🙂']);
+  }
+  // a bad byte inside element 4321 still fails at parse, naming the element
+  const b = writeGguf(input);
+  const at = offsetOf(b, 'tok4321');
+  b[at + 3] = 0xc0; // overlong lead byte
+  const e = expectCode(() => parseGguf(b), 'INVALID_UTF8');
+  assert.match(e.message, /tokenizer\.ggml\.tokens"?\[4321\]/);
+  // a truncated 4-byte sequence at the very end of an element
+  const c = writeGguf(input);
+  const at2 = offsetOf(c, 'tok4323') + 7; // the first byte of '🙂'
+  c[at2 + 1] = 0x41; // not a continuation byte
+  expectCode(() => parseGguf(c), 'INVALID_UTF8');
+});
+
+test('the lazy arrays\' UTF-8 check accepts exactly what TextDecoder (fatal) accepts', () => {
+  const input = small();
+  const words = Array.from({ length: 5000 }, (_, i) => (i === 2500 ? 'QQQQQQ' : `w${i}`));
+  input.metadata.push(['tokenizer.ggml.tokens', { type: 'array', itemType: 'string', value: words }]);
+  const base = writeGguf(input);
+  const at = offsetOf(base, 'QQQQQQ');
+  const fatal = new TextDecoder('utf-8', { fatal: true });
+  let seed = 12345;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) & 0xff;
+  let accepted = 0;
+  for (let k = 0; k < 3000; k++) {
+    const b = base.slice();
+    // 6 bytes: code points near the range boundaries encoded (padded with 'A'), then half the time one byte
+    // replaced by a byte biased towards lead/continuation values
+    const cps = [0x41, 0x7f, 0x80, 0x7ff, 0x800, 0xfff, 0xd7ff, 0xe000, 0xffff, 0x10000, 0x3ffff, 0x10ffff];
+    let bytes = new TextEncoder().encode(String.fromCodePoint(cps[rnd() % cps.length]!) + String.fromCodePoint(cps[rnd() % cps.length]!));
+    bytes = Uint8Array.from([...bytes.subarray(0, 6), ...new Uint8Array(Math.max(0, 6 - bytes.length)).fill(0x41)]);
+    const pick = [0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff];
+    if (rnd() & 1) bytes[rnd() % 6] = rnd() & 1 ? pick[rnd() % pick.length]! : rnd();
+    b.set(bytes, at);
+    let ok = true;
+    try { fatal.decode(b.subarray(at, at + 6)); } catch { ok = false; }
+    if (ok) {
+      accepted++;
+      assert.equal((parseGguf(b).metadata.get('tokenizer.ggml.tokens') as string[])[2500], fatal.decode(b.subarray(at, at + 6)));
+    } else {
+      expectCode(() => parseGguf(b), 'INVALID_UTF8');
+    }
+  }
+  assert.ok(accepted > 300 && accepted < 2700, `accepted ${accepted} of 3000: both verdicts exercised`);
+});
