@@ -59,6 +59,82 @@ export interface Device {
    * when nothing changed. Only this device's kernels need to understand a returned layout id.
    */
   prepareWeight?(placement: Placement, type: number, dims: readonly number[]): number;
+
+  // ---- Accelerator extensions (all optional; a device without them is scheduled op by op) ----
+  // Draft agreed for issue #10; docs/devices.md is the contract's documentation.
+
+  /**
+   * Token counts this device runs graphs at (e.g. [1, 128]: decode, and prefill in 128-token chunks).
+   * A batch is padded up to the smallest shape that holds it; longer prompts are split into chunks of
+   * the largest. Undefined: any batch size.
+   */
+  readonly staticShapes?: readonly number[];
+  /**
+   * Whole-group claims: the units of `graph` this device takes all or nothing (e.g. one transformer layer,
+   * grouped by TensorDesc.group). The scheduler gives a group to the device only if supportsOp holds for
+   * every node of it, reservation fits and compileGroup succeeds; otherwise the whole group runs on the
+   * next device (never a lone op left behind between two claimed ones). Called once per plan, at load.
+   */
+  claimGroups?(graph: Graph): NodeGroup[];
+  /**
+   * Load-time compile of one claimed group at one static shape (never mid-run); the result may be cached
+   * on disk by the device. Throws DeviceError('COMPILE_FAILED' | 'OVER_BUDGET') to make the group fall back.
+   */
+  compileGroup?(req: CompileRequest): void | Promise<void>;
+  /** Explicit memory reservation before any allocation; throws DeviceError('OVER_BUDGET') when it does not fit. */
+  reserve?(r: MemoryReservation): void;
+  /** The device keeps its own copy of this weight (e.g. compiled into its engines): the scheduler never copies it in. */
+  holdsWeight?(name: string): boolean;
+  /** Static facts for `devices --json`: claimed ops and weight types, status. */
+  describe?(): DeviceDescription;
+}
+
+/** Batch phase: `prefill` evaluates several tokens at once, `decode` one. */
+export type Phase = 'prefill' | 'decode';
+
+/** A run of graph nodes a device takes whole or not at all. */
+export interface NodeGroup {
+  /** the TensorDesc.group the nodes share ('blk.3', 'output'): stable across batch shapes, so engines key on it */
+  name: string;
+  /** node ids, in execution order */
+  nodes: number[];
+}
+
+export interface MemoryReservation {
+  weights: number;
+  kv: number;
+  scratch: number;
+}
+
+export interface CompileRequest {
+  /** the graph built at the static token count `nTokens` */
+  graph: Graph;
+  group: NodeGroup;
+  nTokens: number;
+  /** host bytes of a weight leaf (the encoder reads them once, at load) */
+  weightBytes(id: number): Uint8Array;
+}
+
+export interface DeviceDescription {
+  ops: string[];
+  weightTypes: string[];
+  staticShapes?: readonly number[];
+  status: string;
+}
+
+export type DeviceErrorCode = 'COMPILE_FAILED' | 'OVER_BUDGET' | 'UNSUPPORTED' | 'DEVICE_LOST' | 'PLUGIN_INVALID';
+
+/** A device's typed failure; the scheduler falls back to the next device on COMPILE_FAILED and OVER_BUDGET. */
+export class DeviceError extends Error {
+  constructor(readonly code: DeviceErrorCode, message: string) {
+    super(message);
+    this.name = 'DeviceError';
+  }
+}
+
+/** Completion of an asynchronous submit. */
+export interface DeviceEvent {
+  wait(): Promise<void>;
 }
 
 export interface ComputeContext {
@@ -71,6 +147,8 @@ export interface Backend {
   readonly device: Device;
   /** runs `nodes` (ids, in order); their sources are resident on this device */
   compute(ctx: ComputeContext, nodes: readonly number[]): void | Promise<void>;
+  /** Asynchronous submit (queue many, wait once): returns at once; the work is done when the event resolves. */
+  submit?(ctx: ComputeContext, nodes: readonly number[]): DeviceEvent;
   close?(): void;
 }
 

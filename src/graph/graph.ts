@@ -40,6 +40,12 @@ export interface TensorDesc {
   shape: number[];
   src: number[];
   params: Record<string, number | boolean | undefined>;
+  /**
+   * The structural unit the node belongs to ('input', 'blk.3', 'output'), the same name at every
+   * batch shape. Devices that take work in whole units (an NPU compiles one engine per layer) group
+   * nodes by it; per-op devices ignore it. Leaves have none.
+   */
+  group?: string;
 }
 
 export interface Graph {
@@ -61,9 +67,14 @@ export function nElements(t: TensorDesc): number {
 export class GraphBuilder {
   readonly tensors: TensorDesc[] = [];
   readonly nodes: number[] = [];
+  private group: string | undefined;
+
+  /** Nodes added from now on belong to this unit (see TensorDesc.group). */
+  setGroup(name: string): void { this.group = name; }
 
   private add(op: Op, role: TensorRole, dtype: DType, shape: number[], src: TensorDesc[], params: TensorDesc['params'] = {}, name = ''): TensorDesc {
     const t: TensorDesc = { id: this.tensors.length, name: name || `${op}#${this.tensors.length}`, op, role, dtype, shape, src: src.map((s) => s.id), params };
+    if (op !== 'none' && this.group !== undefined) t.group = this.group;
     this.tensors.push(t);
     if (op !== 'none') this.nodes.push(t.id);
     return t;

@@ -52,6 +52,7 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
     return y;
   };
 
+  b.setGroup('input');
   let x = b.getRows(w('token_embd.weight'), tokens, 'inp_embd');
   const es = spec.embedScale(hp);
   if (es !== 1) x = b.scale(x, es);
@@ -61,6 +62,7 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
   const vw = hp.nHeadKv * hp.headDimV;
   for (let il = 0; il < hp.nLayer; il++) {
     const p = `blk.${il}`;
+    b.setGroup(p);
     const swa = hp.swaLayers[il]!;
     const h = norm(x, w(`${p}.attn_norm.weight`));
     let q: TensorDesc, k: TensorDesc, v: TensorDesc;
@@ -120,6 +122,7 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
     if (pfn) d = norm(d, pfn);
     x = b.addT(x, d, `l_out_${il}`);
   }
+  b.setGroup('output');
   if (hp.nLayer === 0 && o.nOutputs !== o.nTokens) x = b.getRows(x, outRows);
   x = norm(x, w('output_norm.weight'));
   const out = has('output.weight') ? w('output.weight') : w('token_embd.weight');
