@@ -22,6 +22,7 @@ const commands: Record<string, Loader> = {
   detokenize: async () => (await import('./commands/detokenize.js')).command,
   'convert-tokenizer': async () => (await import('./commands/convert-tokenizer.js')).command,
   re: async () => (await import('./commands/re.js')).command,
+  npu: async () => (await import('./commands/npu.js')).command,
   chat: async () => (await import('./commands/chat.js')).command,
   bench: async () => (await import('./commands/bench.js')).command,
 };
