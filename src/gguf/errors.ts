@@ -21,18 +21,34 @@ export type GgufErrorCode =
   | 'NESTING_TOO_DEEP'
   | 'WRONG_TYPE' // a metadata key read with the wrong accessor
   | 'MISSING_KEY'
-  | 'MISSING_TENSOR';
+  | 'MISSING_TENSOR'
+  // a loadable model (src/models/validate.ts): metadata and tensors checked against the architecture
+  | 'BAD_HPARAM' // a hyperparameter out of range, not an integer, or inconsistent with another
+  | 'BAD_TENSOR_SHAPE' // a tensor's shape differs from what the hyperparameters imply
+  | 'BAD_TENSOR_TYPE' // a tensor's element type cannot be used where the architecture uses it
+  | 'UNEXPECTED_TENSOR' // a tensor the architecture does not use (llama.cpp refuses these too)
+  | 'UNSUPPORTED_ARCH';
+
+/** What was wrong, for callers that report it structurally (the key or tensor, expected vs found). */
+export interface GgufErrorDetail {
+  key?: string;
+  tensor?: string;
+  expected?: string;
+  found?: string;
+}
 
 export class GgufError extends Error {
   readonly code: GgufErrorCode;
   readonly offset: number | undefined;
   readonly file: string | undefined;
-  constructor(code: GgufErrorCode, message: string, file?: string, offset?: number) {
+  readonly detail: GgufErrorDetail | undefined;
+  constructor(code: GgufErrorCode, message: string, file?: string, offset?: number, detail?: GgufErrorDetail) {
     const where = [file, offset !== undefined ? `offset ${offset}` : undefined].filter(Boolean).join(' at ');
     super(where ? `${where}: ${message}` : message);
     this.name = 'GgufError';
     this.code = code;
     this.offset = offset;
     this.file = file;
+    this.detail = detail;
   }
 }

@@ -59,6 +59,25 @@ export interface Graph {
   nOutputs: number;
 }
 
+/**
+ * A graph whose shapes do not fit together (e.g. a K projection wider than the cache row it is
+ * stored into). The model loader validates files so that this never happens; the builder checks
+ * again because kernels trust these shapes with raw memory.
+ */
+export class GraphShapeError extends Error {
+  readonly code = 'BAD_SHAPE';
+  constructor(op: Op, message: string) {
+    super(`${op}: ${message}`);
+    this.name = 'GraphShapeError';
+  }
+}
+
+function need(ok: boolean, op: Op, message: () => string): void {
+  if (!ok) throw new GraphShapeError(op, message());
+}
+const rows = (t: TensorDesc) => t.shape.slice(1).reduce((a, b) => a * b, 1);
+const isDim = (n: number) => Number.isSafeInteger(n) && n > 0;
+
 export function nElements(t: TensorDesc): number {
   return t.shape.reduce((a, b) => a * b, 1);
 }
@@ -85,44 +104,69 @@ export class GraphBuilder {
   }
 
   getRows(w: TensorDesc, ids: TensorDesc, name?: string): TensorDesc {
+    need(ids.dtype === 'i32' && ids.shape.length === 1, 'get_rows', () => `ids ${ids.name} must be a 1-D i32 tensor`);
     return this.add('get_rows', 'intermediate', 'f32', [w.shape[0]!, ids.shape[0]!], [w, ids], {}, name);
   }
   mulMat(w: TensorDesc, x: TensorDesc, name?: string): TensorDesc {
-    if (w.shape[0] !== x.shape[0]) throw new Error(`mul_mat: ${w.name} rows of ${w.shape[0]} vs input rows of ${x.shape[0]}`);
+    need(w.shape[0] === x.shape[0], 'mul_mat', () => `${w.name} rows of ${w.shape[0]} vs input rows of ${x.shape[0]}`);
     return this.add('mul_mat', 'intermediate', 'f32', [w.shape[1] ?? 1, x.shape[1] ?? 1], [w, x], {}, name);
   }
+  /** b broadcasts over a: b.ne0 divides a.ne0 and b has one row or a's rows */
+  private broadcast(op: Op, a: TensorDesc, b: TensorDesc): void {
+    const ok = isDim(b.shape[0]!) && a.shape[0]! % b.shape[0]! === 0 && (rows(b) === 1 || (rows(b) === rows(a) && b.shape[0] === a.shape[0]));
+    need(ok, op, () => `${b.name} [${b.shape.join(', ')}] does not broadcast over ${a.name} [${a.shape.join(', ')}]`);
+  }
   addT(a: TensorDesc, b: TensorDesc, name?: string): TensorDesc {
+    this.broadcast('add', a, b);
     return this.add('add', 'intermediate', 'f32', [...a.shape], [a, b], {}, name);
   }
   mul(a: TensorDesc, b: TensorDesc, name?: string): TensorDesc {
+    this.broadcast('mul', a, b);
     return this.add('mul', 'intermediate', 'f32', [...a.shape], [a, b], {}, name);
   }
   scale(a: TensorDesc, scale: number, name?: string): TensorDesc {
     return this.add('scale', 'intermediate', 'f32', [...a.shape], [a], { scale }, name);
   }
   rmsNorm(a: TensorDesc, eps: number, rowLen = a.shape[0]!, name?: string): TensorDesc {
+    need(isDim(rowLen) && a.shape[0]! % rowLen === 0, 'rms_norm', () => `chunks of ${rowLen} do not tile rows of ${a.shape[0]}`);
+    need(Number.isFinite(eps) && eps > 0, 'rms_norm', () => `eps ${eps}`);
     return this.add('rms_norm', 'intermediate', 'f32', [...a.shape], [a], { eps, rowLen }, name);
   }
   rope(a: TensorDesc, pos: TensorDesc, p: { headDim: number; nDims: number; neox: boolean; freqBase: number; freqScale: number }, freqFactors?: TensorDesc, name?: string): TensorDesc {
+    need(isDim(p.headDim) && a.shape[0]! % p.headDim === 0, 'rope', () => `head dim ${p.headDim} does not tile rows of ${a.shape[0]}`);
+    need(p.nDims > 0 && p.nDims % 2 === 0 && p.nDims <= p.headDim, 'rope', () => `rotating ${p.nDims} of ${p.headDim} dims`);
+    need(pos.dtype === 'i32' && pos.shape[0] === (a.shape[1] ?? 1), 'rope', () => `${pos.shape[0]} positions for ${a.shape[1] ?? 1} tokens`);
+    need(!freqFactors || (freqFactors.shape[0] === p.nDims / 2 && rows(freqFactors) === 1), 'rope', () => `${freqFactors!.name} has ${freqFactors!.shape[0]} factors for ${p.nDims / 2} dim pairs`);
     const src = freqFactors ? [a, pos, freqFactors] : [a, pos];
     return this.add('rope', 'intermediate', 'f32', [...a.shape], src, { ...p }, name);
   }
   swiglu(a: TensorDesc, b: TensorDesc, name?: string): TensorDesc {
+    need(a.shape.join() === b.shape.join(), 'swiglu', () => `[${a.shape.join(', ')}] vs [${b.shape.join(', ')}]`);
     return this.add('swiglu', 'intermediate', 'f32', [...a.shape], [a, b], {}, name);
   }
   geglu(a: TensorDesc, b: TensorDesc, name?: string): TensorDesc {
+    need(a.shape.join() === b.shape.join(), 'geglu', () => `[${a.shape.join(', ')}] vs [${b.shape.join(', ')}]`);
     return this.add('geglu', 'intermediate', 'f32', [...a.shape], [a, b], {}, name);
   }
   softcap(a: TensorDesc, cap: number, name?: string): TensorDesc {
     return this.add('softcap', 'intermediate', 'f32', [...a.shape], [a], { cap }, name);
   }
   viewCols(a: TensorDesc, offset: number, width: number, name?: string): TensorDesc {
+    need(Number.isSafeInteger(offset) && offset >= 0 && isDim(width) && offset + width <= a.shape[0]!, 'view_cols', () => `columns [${offset}, ${offset + width}) of rows of ${a.shape[0]}`);
     return this.add('view_cols', 'intermediate', 'f32', [width, ...a.shape.slice(1)], [a], { offset }, name);
   }
   kvStore(cache: TensorDesc, x: TensorDesc, pos: TensorDesc, name?: string): TensorDesc {
+    // a row wider than the cache's would write into the next slot (and past the last one)
+    need(cache.role === 'state' && x.shape[0] === cache.shape[0], 'kv_store', () => `${x.name} rows of ${x.shape[0]} into ${cache.name} rows of ${cache.shape[0]}`);
+    need(pos.dtype === 'i32' && pos.shape[0] === (x.shape[1] ?? 1), 'kv_store', () => `${pos.shape[0]} positions for ${x.shape[1] ?? 1} rows`);
     return this.add('kv_store', 'intermediate', 'f32', [0], [cache, x, pos], {}, name);
   }
   attention(q: TensorDesc, k: TensorDesc, v: TensorDesc, pos: TensorDesc, p: { nHead: number; nHeadKv: number; headDimK: number; headDimV: number; scale: number; softcap: number; window: number }, deps: TensorDesc[], name?: string): TensorDesc {
+    need(isDim(p.nHead) && isDim(p.nHeadKv) && p.nHead % p.nHeadKv === 0, 'attention', () => `${p.nHead} query heads over ${p.nHeadKv} KV heads`);
+    need(q.shape[0] === p.nHead * p.headDimK, 'attention', () => `q rows of ${q.shape[0]} for ${p.nHead} heads of ${p.headDimK}`);
+    need(k.shape[0] === p.nHeadKv * p.headDimK, 'attention', () => `${k.name} rows of ${k.shape[0]} for ${p.nHeadKv} heads of ${p.headDimK}`);
+    need(v.shape[0] === p.nHeadKv * p.headDimV && v.shape[1] === k.shape[1], 'attention', () => `${v.name} [${v.shape.join(', ')}] for ${p.nHeadKv} heads of ${p.headDimV} and ${k.shape[1]} slots`);
+    need(pos.shape[0] === q.shape[1], 'attention', () => `${pos.shape[0]} positions for ${q.shape[1]} tokens`);
     // deps (the kv_store nodes) only order execution: attention must run after this batch's K/V are stored.
     const t = this.add('attention', 'intermediate', 'f32', [p.headDimV * p.nHead, q.shape[1]!], [q, k, v, pos, ...deps], { ...p }, name);
     return t;

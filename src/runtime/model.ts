@@ -3,12 +3,11 @@
 
 import type { Device, DeviceBuffer, Placement } from '../backends/backend.js';
 import { GgufError } from '../gguf/errors.js';
-import { ggmlTypeName } from '../gguf/ggml-types.js';
-import { readTensorData, type GgufFile } from '../gguf/reader.js';
+import { metaString, readTensorData, type GgufFile } from '../gguf/reader.js';
 import { readHParams, type HParams } from '../models/hparams.js';
 import { archSpec, supportedArchitectures } from '../models/index.js';
 import type { ArchSpec, WeightInfo } from '../models/transformer.js';
-import { isSupportedType } from '../quant/dequantize.js';
+import { validateTensors } from '../models/validate.js';
 
 export interface Model {
   file: GgufFile;
@@ -30,14 +29,15 @@ export interface LoadOptions {
 }
 
 export function loadModel(file: GgufFile, opts: LoadOptions): Model {
+  // the architecture first: another one's metadata follows other rules
+  const arch = metaString(file, 'general.architecture');
+  const spec = arch !== undefined ? archSpec(arch) : undefined;
+  if (arch !== undefined && !spec) throw new GgufError('UNSUPPORTED_ARCH', `architecture "${arch}" is not supported (supported: ${supportedArchitectures.join(', ')})`, file.name, file.metaEntries.get('general.architecture')?.offset, { key: 'general.architecture', found: arch });
   const hp = readHParams(file);
-  const spec = archSpec(hp.arch);
-  if (!spec) throw new GgufError('MISSING_KEY', `architecture "${hp.arch}" is not supported (supported: ${supportedArchitectures.join(', ')})`, file.name);
+  // every tensor against the hyperparameters, before anything is allocated
+  validateTensors(file, hp);
   const weights = new Map<string, WeightInfo>();
-  for (const t of file.tensors) {
-    if (!isSupportedType(t.type)) throw new GgufError('UNKNOWN_GGML_TYPE', `tensor "${t.name}" has type ${ggmlTypeName(t.type)}, which gguf-edge cannot compute yet`, file.name, t.fileOffset);
-    weights.set(t.name, { dtype: t.type, dims: t.dims });
-  }
+  for (const t of file.tensors) weights.set(t.name, { dtype: t.type, dims: t.dims });
   const bt = opts.device.bufferType();
   const align = (n: number) => Math.ceil(n / bt.alignment) * bt.alignment;
   let total = 0;
@@ -59,5 +59,5 @@ export function loadModel(file: GgufFile, opts: LoadOptions): Model {
     done += t.nBytes;
     opts.onProgress?.(done, total);
   }
-  return { file, hp, spec, weights, placements, weightBuffers: [buf], weightBytes: total };
+  return { file, hp, spec: spec!, weights, placements, weightBuffers: [buf], weightBytes: total };
 }

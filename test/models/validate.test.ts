@@ -1,0 +1,197 @@
+// Untrusted GGUF metadata and tensor shapes (issue #9 item 2): every case below was reproduced on
+// the engine before validation existed (a hang, an infinite head size, a kv_store writing past its
+// layer's cache, token ids bounded by the tokenizer rather than by token_embd). Each file is a real
+// fixture edited with our GGUF writer; each must now end in a typed GgufError naming the key or tensor.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { parseGguf, readTensorData, type GgufFile } from '../../src/gguf/reader.js';
+import { openGguf } from '../../src/gguf/open.js';
+import { GgufError } from '../../src/gguf/errors.js';
+import { writeGguf, type GgufWriteInput, type GgufWriteValue } from '../../src/gguf/writer.js';
+import { toWriteInput } from '../../src/gguf/rewrite.js';
+import { GgmlType } from '../../src/gguf/ggml-types.js';
+import { readHParams } from '../../src/models/hparams.js';
+import { validateTensors } from '../../src/models/validate.js';
+import { archSpec } from '../../src/models/index.js';
+import { buildTransformer } from '../../src/models/transformer.js';
+import { GraphBuilder, GraphShapeError } from '../../src/graph/graph.js';
+import { loadModel } from '../../src/runtime/model.js';
+import { Context } from '../../src/runtime/context.js';
+import { referenceDevice } from '../../src/backends/reference/device.js';
+import { fixture } from '../helpers/fixtures.js';
+
+const device = referenceDevice();
+const base = toWriteInput(openGguf(fixture('models/stories260K.gguf')));
+// stories260K: llama, 5 layers, n_embd 64, 8 heads, 4 KV heads (head dim 8), ffn 172, 512 tokens
+
+function edited(change: (w: GgufWriteInput) => void): GgufFile {
+  const w: GgufWriteInput = { ...base, metadata: base.metadata.map(([k, v]) => [k, v]), tensors: base.tensors.map((t) => ({ ...t })) };
+  change(w);
+  return parseGguf(writeGguf(w), 'edited.gguf');
+}
+function setMeta(w: GgufWriteInput, key: string, value: GgufWriteValue | undefined): void {
+  const i = w.metadata.findIndex(([k]) => k === key);
+  if (value === undefined) { if (i >= 0) w.metadata.splice(i, 1); return; }
+  if (i >= 0) w.metadata[i] = [key, value]; else w.metadata.push([key, value]);
+}
+function setTensor(w: GgufWriteInput, name: string, dims: number[], type: number = GgmlType.F32): void {
+  const i = w.tensors.findIndex((t) => t.name === name);
+  const bytes = dims.reduce((a, b) => a * b, 1) * (type === GgmlType.F16 ? 2 : 4);
+  const t = { name, dims, type, data: new Uint8Array(bytes) };
+  if (i >= 0) w.tensors[i] = t; else w.tensors.push(t);
+}
+const u32 = (value: number): GgufWriteValue => ({ type: 'u32', value });
+const f32 = (value: number): GgufWriteValue => ({ type: 'f32', value });
+
+function expectLoadError(f: GgufFile, code: string, names: RegExp): GgufError {
+  try {
+    loadModel(f, { device });
+  } catch (e) {
+    assert.ok(e instanceof GgufError, `expected a GgufError, got ${String(e)}`);
+    assert.equal(e.code, code, e.message);
+    assert.match(e.message, names);
+    return e;
+  }
+  assert.fail(`expected GgufError ${code}, the model loaded`);
+}
+
+test('block_count = 0xFFFFFFFF, reached by flipping one byte of the real file, is refused (it hung the loader)', { timeout: 20_000 }, () => {
+  const bytes = new Uint8Array(readFileSync(fixture('models/stories260K.gguf')));
+  const f0 = parseGguf(bytes);
+  const key = 'llama.block_count';
+  const at = f0.metaEntries.get(key)!.offset + 8 + key.length + 4; // u64 key length, key, u32 type, then the u32 value
+  assert.equal(new DataView(bytes.buffer).getUint32(at, true), 5);
+  bytes[at + 3] = 0xff; // 0xFF000005
+  const e = expectLoadError(parseGguf(bytes, 'flipped.gguf'), 'BAD_HPARAM', /llama\.block_count/);
+  assert.equal(e.detail?.key, key);
+  assert.equal(e.detail?.found, String(0xff000005));
+  expectLoadError(edited((w) => setMeta(w, key, u32(0xffffffff))), 'BAD_HPARAM', /block_count is 4294967295/);
+});
+
+test('head_count = 0 (an infinite head size before) and other impossible head layouts -> BAD_HPARAM', () => {
+  expectLoadError(edited((w) => setMeta(w, 'llama.attention.head_count', u32(0))), 'BAD_HPARAM', /llama\.attention\.head_count is 0/);
+  // 8 query heads over 3 KV heads: not a grouped-query layout
+  const gqa = expectLoadError(edited((w) => setMeta(w, 'llama.attention.head_count_kv', u32(3))), 'BAD_HPARAM', /head_count_kv/);
+  assert.match(gqa.message, /divisor of head_count 8/);
+  // 64 / 7 is not a head size (no key_length)
+  expectLoadError(edited((w) => setMeta(w, 'llama.attention.head_count', u32(7))), 'BAD_HPARAM', /embedding_length 64 is not a multiple of .*head_count 7/);
+  expectLoadError(edited((w) => setMeta(w, 'llama.attention.head_count_kv', u32(16))), 'BAD_HPARAM', /head_count_kv/);
+});
+
+test('RoPE dims, eps, context length, soft-caps, windows: range, integrality, finiteness', () => {
+  const cases: [string, GgufWriteValue, RegExp][] = [
+    ['llama.rope.dimension_count', u32(10), /rope\.dimension_count is 10; expected an even number of dims <= the head dim 8/],
+    ['llama.rope.dimension_count', u32(7), /rope\.dimension_count is 7/],
+    ['llama.rope.dimension_count', u32(0), /rope\.dimension_count is 0/],
+    ['llama.attention.layer_norm_rms_epsilon', f32(0), /layer_norm_rms_epsilon is 0/],
+    ['llama.attention.layer_norm_rms_epsilon', f32(NaN), /layer_norm_rms_epsilon is NaN/],
+    ['llama.attention.layer_norm_rms_epsilon', f32(-1e-5), /layer_norm_rms_epsilon/],
+    ['llama.context_length', u32(0), /context_length is 0/],
+    ['llama.embedding_length', f32(64.5), /embedding_length is 64\.5; expected an integer/],
+    ['llama.attention.sliding_window', { type: 'i32', value: -1 }, /sliding_window is -1/],
+    ['llama.attn_logit_softcapping', f32(Infinity), /attn_logit_softcapping is Infinity/],
+    ['llama.final_logit_softcapping', f32(-30), /final_logit_softcapping is -30/],
+    ['llama.rope.freq_base', f32(0), /rope\.freq_base is 0/],
+    ['llama.rope.scaling.factor', f32(NaN), /rope\.scaling\.factor is NaN/],
+    ['llama.attention.key_length', u32(0), /key_length is 0/],
+  ];
+  for (const [key, value, msg] of cases) {
+    const f = edited((w) => setMeta(w, key, value));
+    const e = expectLoadError(f, 'BAD_HPARAM', msg);
+    assert.equal(e.detail?.key, key, e.message);
+    assert.equal(e.offset, f.metaEntries.get(key)!.offset, 'the error points at the key in the file');
+  }
+  // a required key absent
+  expectLoadError(edited((w) => setMeta(w, 'llama.attention.head_count', undefined)), 'MISSING_KEY', /llama\.attention\.head_count is missing/);
+});
+
+test('per-layer arrays: one value per layer, all equal (uniform layers)', () => {
+  const arr = (xs: number[]): GgufWriteValue => ({ type: 'array', itemType: 'u32', value: xs });
+  expectLoadError(edited((w) => setMeta(w, 'llama.attention.head_count_kv', arr([4, 4, 4]))), 'BAD_HPARAM', /head_count_kv is an array of 3; expected 5 values/);
+  expectLoadError(edited((w) => setMeta(w, 'llama.attention.head_count_kv', arr([4, 4, 2, 4, 4]))), 'BAD_HPARAM', /4 for layer 0 and 2 for layer 2/);
+  expectLoadError(edited((w) => setMeta(w, 'llama.attention.head_count_kv', arr([4, 4, 0, 4, 4]))), 'BAD_HPARAM', /head_count_kv\[2\] is 0/);
+  // the same values as an array load fine
+  const ok = loadModel(edited((w) => setMeta(w, 'llama.attention.head_count_kv', arr([4, 4, 4, 4, 4]))), { device });
+  assert.equal(ok.hp.nHeadKv, 4);
+});
+
+test('oversized attn_k rows are refused at load (the cpu kv_store wrote past its layer cache) and by the graph builder', () => {
+  const f = edited((w) => setTensor(w, 'blk.2.attn_k.weight', [64, 64]));
+  const e = expectLoadError(f, 'BAD_TENSOR_SHAPE', /blk\.2\.attn_k\.weight" has shape \[64, 64\]; expected \[64, 32\] \(head_count_kv 4 x key_length 8\)/);
+  assert.deepEqual(e.detail, { tensor: 'blk.2.attn_k.weight', expected: '[64, 32]', found: '[64, 64]' });
+  // defense in depth: a graph built from such weights (validation bypassed) never reaches a kernel
+  const hp = readHParams(f);
+  const weights = new Map(f.tensors.map((t) => [t.name, { dtype: t.type, dims: t.dims }]));
+  assert.throws(() => buildTransformer(archSpec('llama')!, hp, weights, { nTokens: 1, nOutputs: 1, nCtx: 16, kvType: 'f16' }),
+    (err: unknown) => err instanceof GraphShapeError && /kv_store: .*rows of 64 into cache_k_l2 rows of 32/.test(err.message));
+});
+
+test('graph builder refuses mismatched shapes op by op', () => {
+  const b = new GraphBuilder();
+  const x = b.leaf('x', 'input', 'f32', [32, 2]);
+  const pos = b.leaf('pos', 'input', 'i32', [2]);
+  const cache = b.leaf('cache', 'state', 'f16', [16, 8]);
+  const shapeErr = (fn: () => unknown, re: RegExp) => assert.throws(fn, (e: unknown) => e instanceof GraphShapeError && re.test(e.message));
+  shapeErr(() => b.kvStore(cache, x, pos), /kv_store/);
+  shapeErr(() => b.viewCols(x, 20, 16), /view_cols: columns \[20, 36\)/);
+  shapeErr(() => b.addT(x, b.leaf('w', 'weight', 0, [5])), /add/);
+  shapeErr(() => b.rmsNorm(x, 1e-5, 5), /rms_norm/);
+  shapeErr(() => b.rope(x, pos, { headDim: 8, nDims: 10, neox: false, freqBase: 1e4, freqScale: 1 }), /rope: rotating 10 of 8/);
+  shapeErr(() => b.rope(x, pos, { headDim: 8, nDims: 8, neox: false, freqBase: 1e4, freqScale: 1 }, b.leaf('ff', 'weight', 0, [3])), /factors/);
+  shapeErr(() => b.swiglu(x, b.leaf('y', 'input', 'f32', [16, 2])), /swiglu/);
+  const kc = b.leaf('kc', 'state', 'f16', [16, 8]), vc = b.leaf('vc', 'state', 'f16', [16, 8]);
+  shapeErr(() => b.attention(x, kc, vc, pos, { nHead: 4, nHeadKv: 3, headDimK: 8, headDimV: 8, scale: 1, softcap: 0, window: 0 }, []), /4 query heads over 3/);
+  shapeErr(() => b.attention(x, kc, vc, pos, { nHead: 4, nHeadKv: 4, headDimK: 8, headDimV: 8, scale: 1, softcap: 0, window: 0 }, []), /kc rows of 16 for 4 heads of 8/);
+});
+
+test('token ids are bounded by token_embd: the vocabulary size must be its row count (and output\'s)', async () => {
+  // 512 tokens in the tokenizer, 256 embedding rows: token 300 used to read past token_embd
+  const f = edited((w) => { setTensor(w, 'token_embd.weight', [64, 256]); });
+  expectLoadError(f, 'BAD_TENSOR_SHAPE', /token_embd\.weight" has shape \[64, 256\]; expected \[64, 512\].*tokenizer\.ggml\.tokens/);
+  expectLoadError(edited((w) => setTensor(w, 'output.weight', [64, 500])), 'BAD_TENSOR_SHAPE', /output\.weight/);
+  expectLoadError(edited((w) => setMeta(w, 'llama.vocab_size', u32(600))), 'BAD_HPARAM', /vocab_size is 600; expected the number of tokens in tokenizer\.ggml\.tokens \(512\)/);
+  // without a tokenizer the vocabulary is token_embd's rows, and decode bounds ids by it
+  const noTok = edited((w) => { w.metadata = w.metadata.filter(([k]) => !k.startsWith('tokenizer.')); });
+  const model = loadModel(noTok, { device });
+  assert.equal(model.hp.nVocab, 512);
+  const ctx = new Context(model, { nCtx: 8 });
+  await assert.rejects(ctx.decode([512]), /outside the vocabulary \(0\.\.511\)/);
+  ctx.close();
+});
+
+test('tensor set: missing, unexpected (incl. layers beyond block_count), vectors not F32', () => {
+  expectLoadError(edited((w) => { w.tensors = w.tensors.filter((t) => t.name !== 'blk.3.ffn_norm.weight'); }), 'MISSING_TENSOR', /blk\.3\.ffn_norm\.weight/);
+  expectLoadError(edited((w) => setMeta(w, 'llama.block_count', u32(4))), 'UNEXPECTED_TENSOR', /blk\.4\..* \(block_count is 4\)/);
+  expectLoadError(edited((w) => setMeta(w, 'llama.block_count', u32(6))), 'MISSING_TENSOR', /blk\.5\.attn_norm\.weight/);
+  expectLoadError(edited((w) => setTensor(w, 'blk.0.mystery.weight', [64])), 'UNEXPECTED_TENSOR', /blk\.0\.mystery\.weight/);
+  expectLoadError(edited((w) => setTensor(w, 'blk.1.attn_norm.weight', [64], GgmlType.F16)), 'BAD_TENSOR_TYPE', /blk\.1\.attn_norm\.weight" has type F16; expected F32/);
+  expectLoadError(edited((w) => setTensor(w, 'blk.1.ffn_down.weight', [172, 63])), 'BAD_TENSOR_SHAPE', /ffn_down/);
+  expectLoadError(edited((w) => setTensor(w, 'rope_freqs.weight', [8])), 'BAD_TENSOR_SHAPE', /rope_freqs\.weight" has shape \[8\]; expected \[4\]/);
+  expectLoadError(edited((w) => setTensor(w, 'blk.0.attn_q.bias', [63])), 'BAD_TENSOR_SHAPE', /attn_q\.bias/);
+  // optional tensors of the right shape are accepted (a bias, Q/K norms)
+  const ok = edited((w) => { setTensor(w, 'blk.0.attn_q.bias', [64]); setTensor(w, 'blk.0.attn_k_norm.weight', [8]); });
+  validateTensors(ok, readHParams(ok));
+});
+
+test('no false alarms: every fixture of a supported architecture validates, byte-identical tensors untouched', () => {
+  const names = [
+    ...readdirSync(fixture('models')).map((n) => `models/${n}`),
+    ...readdirSync(fixture('parity')).filter((n) => n.endsWith('.gguf')).map((n) => `parity/${n}`),
+  ];
+  let checked = 0;
+  for (const rel of names) {
+    const f = openGguf(fixture(rel));
+    try {
+      const arch = f.metadata.get('general.architecture') as string;
+      if (!archSpec(arch)) continue;
+      validateTensors(f, readHParams(f));
+      checked++;
+    } finally { f.source.close?.(); }
+  }
+  // 5 llama model files + 6 architectures x 7 types + llama/qwen3 x 12 more types
+  assert.ok(checked >= 5 + 42 + 24, `${checked} fixtures checked`);
+  // a tensor's bytes are what the file holds (validation reads no data)
+  const f = openGguf(fixture('models/stories260K.gguf'));
+  assert.equal(readTensorData(f, 'output_norm.weight').length, 64 * 4);
+});
