@@ -5,7 +5,12 @@
 //
 // Draft agreed for issue #10; the mock runtime's author owns refinements (keep callers compiling).
 
-/** An address in device memory (opaque to the host; 0 is never a valid allocation). */
+/**
+ * An address in device memory (never dereferenced by the host; 0 is never a valid allocation). As with
+ * AXCL's device addresses, `ptr + k` (0 <= k < the allocation's size) addresses byte k of an allocation:
+ * memset, memcpy and execute accept such interior pointers (the sim-npu device binds tensors at offsets
+ * inside one arena allocation). free() takes only what malloc returned.
+ */
 export type DevicePtr = number;
 
 export interface NpuDeviceInfo {

@@ -1,0 +1,317 @@
+// The `sim-npu` device: whole transformer layers as compiled engines on an NPU, reached only through
+// the vendor-shaped runtime interface (../npu/runtime-api.ts). With the mock runtime it is a
+// simulated NPU (engines executed in software, time from ./cost-model.ts); a binding to a real
+// driver would replace the runtime without touching this file.
+//
+// Life of a model on it: the scheduler asks claimGroups() for the layer groups ('blk.N', 'output'),
+// checks supportsOp() for every node (a table built once), reserve()s weights/KV/scratch, and
+// compileGroup()s each group at each static shape (1 = decode, 128 = a prefill chunk) at load. An
+// engine holds its own int8 copy of the group's weights (holdsWeight). compute() runs the engines of
+// the nodes it is given, binding their inputs and outputs to this device's buffers, which live in
+// device memory (never host-visible: set/get/copyTo go through memcpy).
+
+import type { Backend, BufferType, BufferUsage, CompileRequest, ComputeContext, Device, DeviceBuffer, DeviceDescription, DeviceEvent, DeviceMemory, MemoryReservation, NodeGroup, Placement } from '../backend.js';
+import { DeviceError } from '../backend.js';
+import type { Graph, Op } from '../../graph/graph.js';
+import { ggmlTypeName } from '../../gguf/ggml-types.js';
+import type { DevicePtr, EngineHandle, NpuContext, NpuRuntime, NpuStream } from '../npu/runtime-api.js';
+import { NpuRuntimeError } from '../npu/runtime-api.js';
+import { callCost, DEFAULT_NPU_TARGET, groupWork, layerGroups, npuTarget, predictGraph, transferSeconds, type NpuTarget } from './cost-model.js';
+import { buildOpTable, type OpTable } from './op-table.js';
+
+/** A compiled engine blob and the graph tensor ids bound to its inputs and outputs, in engine I/O order. */
+export interface EncodedEngine {
+  blob: Uint8Array;
+  inputs: number[];
+  outputs: number[];
+}
+
+/** The engine encoder (npu-rt's encodeGroupEngine): one group at one static shape -> one blob. */
+export type GroupEncoder = (req: CompileRequest, target: string) => EncodedEngine;
+
+/** Where compiled blobs are kept between runs (keyed by a hash of everything that went into them). */
+export interface EngineCache {
+  key(parts: (string | Uint8Array)[]): string;
+  get(key: string): EncodedEngine | undefined;
+  put(key: string, e: EncodedEngine): void;
+}
+
+export interface SimNpuOptions {
+  runtime: NpuRuntime;
+  encode: GroupEncoder;
+  /** cost-model preset and the target the encoder writes for (default ax8850) */
+  target?: string;
+  deviceId?: number;
+  /** ops withheld from the claim table (a device lacking an op; tests of the fallback) */
+  disabledOps?: readonly Op[];
+  /** ops and weight types the encoder can encode (default: the whole NPU op set, Q8_0 and Q4_0) */
+  ops?: readonly Op[];
+  weightTypes?: readonly number[];
+  cache?: EngineCache;
+  /** device name (default 'sim-npu') */
+  name?: string;
+}
+
+/** Simulated time and traffic since the device was created (or since resetStats()). */
+export interface SimNpuStats {
+  /** simulated seconds: engines + host-link copies + crossings */
+  seconds: number;
+  engineSeconds: number;
+  transferSeconds: number;
+  engineCalls: number;
+  computes: number;
+  bytesToDevice: number;
+  bytesFromDevice: number;
+}
+
+export interface SimNpuDevice extends Device {
+  readonly target: NpuTarget;
+  readonly runtime: NpuRuntime;
+  stats(): SimNpuStats;
+  resetStats(): void;
+  /** Simulated seconds one compute of `nodes` (whole groups of `g`) takes on this device, without running it. */
+  estimateSeconds(g: Graph, nodes: readonly number[]): number;
+  /** Simulated seconds of one evaluation of `g` with every layer group here (the phase policy's figure). */
+  estimateGraph(g: Graph): number;
+  close(): Promise<void>;
+}
+
+interface NpuBuffer extends DeviceBuffer {
+  readonly ptr: DevicePtr;
+  readonly npu: NpuContext;
+}
+
+interface LoadedEngine {
+  handle: EngineHandle;
+  inputs: number[];
+  outputs: number[];
+  seconds: number;
+  group: string;
+}
+
+const MiB = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
+
+/** Key of an engine: the group, the graph's shape, and the structure of its nodes (ops and shapes). */
+function engineKey(g: Graph, group: string, nodes: readonly number[]): string {
+  let s = `${group}|${g.nTokens}|${g.nOutputs}`;
+  for (const id of nodes) { const t = g.tensors[id]!; s += `|${t.op}:${t.shape.join('x')}`; }
+  return s;
+}
+
+export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
+  const target = npuTarget(opts.target ?? DEFAULT_NPU_TARGET);
+  const rt = opts.runtime;
+  const deviceId = opts.deviceId ?? 0;
+  if (rt.deviceCount() <= deviceId) throw new DeviceError('DEVICE_LOST', `${rt.name} NPU runtime: no device ${deviceId} (it has ${rt.deviceCount()})`);
+  const npu = rt.createContext(deviceId);
+  const table: OpTable = buildOpTable({ ops: opts.ops, weightTypes: opts.weightTypes, disabledOps: opts.disabledOps });
+  const name = opts.name ?? 'sim-npu';
+  const engines = new Map<string, LoadedEngine>();
+  const heldWeights = new Set<string>();
+  let reserved = 0;
+  const st: SimNpuStats = { seconds: 0, engineSeconds: 0, transferSeconds: 0, engineCalls: 0, computes: 0, bytesToDevice: 0, bytesFromDevice: 0 };
+  const toDevice = (n: number) => { st.bytesToDevice += n; const s = transferSeconds(target, n); st.transferSeconds += s; st.seconds += s; };
+  const fromDevice = (n: number) => { st.bytesFromDevice += n; const s = transferSeconds(target, n); st.transferSeconds += s; st.seconds += s; };
+  // host staging for copies to buffers that are not host-visible either; grows, never shrinks
+  let staging = new Uint8Array(0);
+
+  const runtimeError = (e: unknown, what: string): never => {
+    if (e instanceof NpuRuntimeError && e.code === 'OUT_OF_DEVICE_MEMORY') {
+      const info = rt.deviceInfo(deviceId);
+      throw new DeviceError('OVER_BUDGET', `${name}: ${what}: out of NPU memory (${MiB(info.memFree)} free of ${MiB(info.memTotal)}; raise --npu-mem): ${e.message}`);
+    }
+    throw e;
+  };
+
+  const bufferType: BufferType = {
+    name: `${name}-device`,
+    alignment: 64,
+    allocate(size: number, usage: BufferUsage): NpuBuffer {
+      let ptr: DevicePtr;
+      try { ptr = npu.malloc(Math.max(size, 1)); } catch (e) { return runtimeError(e, `allocating ${MiB(size)} of ${usage}`); }
+      let freed = false;
+      const buf: NpuBuffer = {
+        ptr, npu, size, usage, type: bufferType,
+        set(offset, bytes) { npu.memcpyHostToDevice(ptr + offset, bytes); toDevice(bytes.length); },
+        get(offset, length, dest) {
+          const d = dest ? (dest.length === length ? dest : dest.subarray(0, length)) : new Uint8Array(length);
+          npu.memcpyDeviceToHost(d, ptr + offset);
+          fromDevice(length);
+          return dest ?? d;
+        },
+        clear(value = 0) { npu.memset(ptr, value, size); },
+        copyTo(dst, srcOffset, dstOffset, length) {
+          const d = dst as Partial<NpuBuffer>;
+          if (d.npu === npu && d.ptr !== undefined) { npu.memcpyDeviceToDevice(d.ptr + dstOffset, ptr + srcOffset, length); return; }
+          const view = dst.hostView?.(dstOffset, length);
+          if (view) { npu.memcpyDeviceToHost(view, ptr + srcOffset); fromDevice(length); return; }
+          if (staging.length < length) staging = new Uint8Array(length);
+          const s = staging.subarray(0, length);
+          npu.memcpyDeviceToHost(s, ptr + srcOffset);
+          fromDevice(length);
+          dst.set(dstOffset, s);
+        },
+        free() { if (!freed) { freed = true; npu.free(ptr); } },
+      };
+      return buf;
+    },
+  };
+
+  const ptrOf = (p: Placement, what: string): DevicePtr => {
+    const b = p.buffer as Partial<NpuBuffer>;
+    if (b.npu !== npu || b.ptr === undefined) throw new DeviceError('UNSUPPORTED', `${name}: ${what} is not in this device's memory (buffer type ${p.buffer.type.name}); the scheduler must copy it in`);
+    return b.ptr + p.offset;
+  };
+
+  /** Consecutive runs of `nodes` by group name. */
+  const runsOf = (g: Graph, nodes: readonly number[]) => {
+    const runs: { group: string; nodes: number[] }[] = [];
+    for (const id of nodes) {
+      const gr = g.tensors[id]!.group ?? '';
+      const last = runs[runs.length - 1];
+      if (last && last.group === gr) last.nodes.push(id);
+      else runs.push({ group: gr, nodes: [id] });
+    }
+    return runs;
+  };
+
+  interface Program { placement: ComputeContext['placement']; calls: { engine: LoadedEngine; ins: DevicePtr[]; outs: DevicePtr[] }[] }
+  const programs = new WeakMap<readonly number[], Program>();
+  function program(ctx: ComputeContext, nodes: readonly number[]): Program {
+    const cached = programs.get(nodes);
+    if (cached && cached.placement === ctx.placement) return cached;
+    const g = ctx.graph;
+    const calls = runsOf(g, nodes).map((run) => {
+      const engine = engines.get(engineKey(g, run.group, run.nodes));
+      if (!engine) {
+        throw new DeviceError('UNSUPPORTED', `${name}: no engine for group ${run.group || '(none)'} at ${g.nTokens} tokens (${run.nodes.length} nodes): ` +
+          'groups are compiled at load (compileGroup), never mid-run');
+      }
+      const bind = (id: number) => ptrOf(ctx.placement(id), `tensor ${g.tensors[id]!.name}`);
+      return { engine, ins: engine.inputs.map(bind), outs: engine.outputs.map(bind) };
+    });
+    const p = { placement: ctx.placement, calls };
+    programs.set(nodes, p);
+    return p;
+  }
+  const account = (p: Program) => {
+    st.computes++;
+    st.seconds += target.crossingS;
+    for (const c of p.calls) { st.engineCalls++; st.engineSeconds += c.engine.seconds; st.seconds += c.engine.seconds; }
+  };
+
+  const estimateSeconds = (g: Graph, nodes: readonly number[]): number => {
+    let s = target.crossingS;
+    for (const run of runsOf(g, nodes)) s += callCost(target, groupWork(g, run.nodes)).seconds;
+    return s;
+  };
+
+  const device: SimNpuDevice = {
+    name,
+    kind: 'npu',
+    description: `simulated NPU: ${target.description}; engines run by the ${rt.name} runtime`,
+    target,
+    runtime: rt,
+    staticShapes: [1, 128],
+    memory(): DeviceMemory {
+      const info = rt.deviceInfo(deviceId);
+      return { free: info.memFree, total: info.memTotal };
+    },
+    bufferType: () => bufferType,
+    supportsOp: (t, g) => table.supports(t, g),
+    // the offload gate (llama.cpp's GGML_OP_OFFLOAD_MIN_BATCH): a whole-layer NPU pays a fixed cost
+    // per engine call, so it wants batches; an explicit --prefill-device overrides this
+    prefersOp: (_t, _g, batch) => batch >= 32,
+    claimGroups(g: Graph): NodeGroup[] {
+      return layerGroups(g);
+    },
+    compileGroup(req: CompileRequest): void {
+      const g = req.graph, gr = req.group;
+      for (const id of gr.nodes) {
+        const why = table.reason(g.tensors[id]!, g);
+        if (why) throw new DeviceError('COMPILE_FAILED', `${name}: group ${gr.name} at ${req.nTokens} tokens: ${why}`);
+      }
+      const key = engineKey(g, gr.name, gr.nodes);
+      if (engines.has(key)) return;
+      let enc: EncodedEngine | undefined;
+      let cacheKey: string | undefined;
+      if (opts.cache) {
+        const weights: Uint8Array[] = [];
+        const seen = new Set<number>();
+        for (const id of gr.nodes) for (const s of g.tensors[id]!.src) {
+          const t = g.tensors[s]!;
+          if (t.role === 'weight' && !seen.has(s)) { seen.add(s); weights.push(req.weightBytes(s)); }
+        }
+        cacheKey = opts.cache.key([target.name, key, ...weights]);
+        enc = opts.cache.get(cacheKey);
+      }
+      if (!enc) {
+        try { enc = opts.encode(req, target.name); } catch (e) {
+          if (e instanceof DeviceError) throw e;
+          throw new DeviceError('COMPILE_FAILED', `${name}: encoding group ${gr.name} at ${req.nTokens} tokens failed: ${(e as Error).message}`);
+        }
+        if (cacheKey) opts.cache!.put(cacheKey, enc);
+      }
+      let handle: EngineHandle;
+      try { handle = npu.loadEngine(enc.blob); } catch (e) {
+        if (e instanceof NpuRuntimeError && e.code === 'BAD_ENGINE') throw new DeviceError('COMPILE_FAILED', `${name}: engine for group ${gr.name} rejected: ${e.message}`);
+        return runtimeError(e, `loading the engine of group ${gr.name} at ${req.nTokens} tokens (${MiB(enc.blob.length)} blob)`);
+      }
+      const info = npu.engineInfo(handle);
+      if (info.inputs.length !== enc.inputs.length || info.outputs.length !== enc.outputs.length) {
+        npu.unloadEngine(handle);
+        throw new DeviceError('COMPILE_FAILED', `${name}: engine of group ${gr.name} has ${info.inputs.length} inputs/${info.outputs.length} outputs but the encoder bound ${enc.inputs.length}/${enc.outputs.length}`);
+      }
+      const seconds = callCost(target, groupWork(g, gr.nodes)).seconds;
+      engines.set(key, { handle, inputs: enc.inputs, outputs: enc.outputs, seconds, group: gr.name });
+      for (const id of gr.nodes) for (const s of g.tensors[id]!.src) if (g.tensors[s]!.role === 'weight') heldWeights.add(g.tensors[s]!.name);
+    },
+    reserve(r: MemoryReservation): void {
+      const need = r.weights + r.kv + r.scratch;
+      const total = rt.deviceInfo(deviceId).memTotal;
+      if (reserved + need > total) {
+        throw new DeviceError('OVER_BUDGET', `${name}: needs ${MiB(need)} (weights ${MiB(r.weights)}, KV ${MiB(r.kv)}, scratch ${MiB(r.scratch)}) ` +
+          `but ${MiB(total - reserved)} of its ${MiB(total)} are left (raise --npu-mem)`);
+      }
+      reserved += need;
+    },
+    holdsWeight: (n: string) => heldWeights.has(n),
+    describe(): DeviceDescription {
+      return {
+        ops: [...table.ops],
+        weightTypes: table.weightTypes.map(ggmlTypeName),
+        staticShapes: device.staticShapes,
+        status: `simulated (${rt.name} runtime, target ${target.name}); ${engines.size} engine${engines.size === 1 ? '' : 's'} loaded`,
+      };
+    },
+    createBackend(): Backend {
+      let stream: NpuStream | undefined;
+      return {
+        device,
+        compute(ctx: ComputeContext, nodes: readonly number[]) {
+          const p = program(ctx, nodes);
+          for (const c of p.calls) npu.execute(c.engine.handle, c.ins, c.outs);
+          account(p);
+        },
+        submit(ctx: ComputeContext, nodes: readonly number[]): DeviceEvent {
+          const p = program(ctx, nodes);
+          const s = (stream ??= npu.createStream());
+          for (const c of p.calls) npu.executeAsync(c.engine.handle, c.ins, c.outs, s);
+          account(p);
+          return { wait: () => s.synchronize() };
+        },
+      };
+    },
+    stats: () => ({ ...st }),
+    resetStats() { for (const k of Object.keys(st) as (keyof SimNpuStats)[]) st[k] = 0; },
+    estimateSeconds,
+    estimateGraph: (g: Graph) => predictGraph(target, g).seconds,
+    async close() {
+      for (const e of engines.values()) npu.unloadEngine(e.handle);
+      engines.clear();
+      heldWeights.clear();
+      npu.destroy();
+    },
+  };
+  return device;
+}
