@@ -1,6 +1,9 @@
-// Known devices by name, for --device / --prefill-device / --decode-device. Devices are created
-// on first use (the cpu device starts its worker threads then) and shared afterwards.
+// Known devices by name, for --device / --prefill-device / --decode-device. The single registry:
+// built-in devices are one-line factories below; device plug-ins (src/backends/plugins.ts) add
+// theirs through registerDevice at start-up. Devices are created on first use (the cpu device
+// starts its worker threads then) and shared afterwards.
 import type { Device } from './backend.js';
+import { DeviceError } from './backend.js';
 import { referenceDevice } from './reference/device.js';
 
 export interface DeviceOptions {
@@ -14,26 +17,42 @@ export interface DeviceOptions {
   numerics?: 'exact' | 'fast';
 }
 
-type Factory = (o: DeviceOptions) => Promise<Device & { close?(): Promise<void> }>;
+export type ClosableDevice = Device & { close?(): void | Promise<void> };
+export type DeviceFactory = (o: DeviceOptions) => ClosableDevice | Promise<ClosableDevice>;
 
-const factories: Record<string, Factory> = {
+/** Where a device comes from: 'builtin', or the path of the plug-in module that registered it. */
+export type DeviceSource = 'builtin' | string;
+
+const factories: Record<string, DeviceFactory> = {
   reference: async () => referenceDevice(),
   cpu: async (o) => (await import('./cpu/device.js')).createCpuDevice({ threads: o.threads, numerics: o.numerics ?? 'fast' }),
 };
-const cache = new Map<string, Promise<Device & { close?(): Promise<void> }>>();
+const sources = new Map<string, DeviceSource>();
+const cache = new Map<string, Promise<ClosableDevice>>();
 
+/** Every registered device name: built-ins first, then plug-ins in load order. */
 export function deviceNames(): string[] { return Object.keys(factories); }
+
+/** 'builtin' or the plug-in path that registered `name`. */
+export function deviceSource(name: string): DeviceSource | undefined {
+  return Object.hasOwn(factories, name) ? (sources.get(name) ?? 'builtin') : undefined;
+}
 
 // the cpu device passes every parity fixture under the same rule as the reference backend
 // (test/parity/cpu.test.ts) and, with numerics 'exact', reproduces its logits bit for bit
 export const DEFAULT_DEVICE = 'cpu';
 
 export function getDevice(name: string, o: DeviceOptions = {}): Promise<Device> {
-  const f = factories[name];
+  const f = Object.hasOwn(factories, name) ? factories[name] : undefined;
   if (!f) throw Object.assign(new Error(`unknown device "${name}" (available: ${deviceNames().join(', ')})`), { code: 'USAGE' });
   const key = `${name}:${o.threads ?? ''}:${o.numerics ?? ''}`;
   let d = cache.get(key);
-  if (!d) cache.set(key, (d = f(o)));
+  if (!d) {
+    d = Promise.resolve().then(() => f(o));
+    cache.set(key, d);
+    // a failed creation is not cached: the caller sees the error, a later call tries again
+    d.catch(() => { if (cache.get(key) === d) cache.delete(key); });
+  }
   return d;
 }
 
@@ -41,10 +60,25 @@ export function getDevice(name: string, o: DeviceOptions = {}): Promise<Device> 
 export async function closeDevices(): Promise<void> {
   const all = [...cache.values()];
   cache.clear();
-  for (const d of all) await (await d).close?.();
+  for (const d of all) {
+    let dev: ClosableDevice;
+    try { dev = await d; } catch { continue; } // creation failed: nothing to close
+    await dev.close?.();
+  }
 }
 
 /** The default compute device's name. */
 export function defaultDeviceName(): string { return DEFAULT_DEVICE; }
 
-export function registerDevice(name: string, factory: Factory): void { factories[name] = factory; }
+/**
+ * Adds a device. Names are unique: registering a taken name throws DeviceError('PLUGIN_INVALID')
+ * (a plug-in cannot replace a built-in or another plug-in's device).
+ */
+export function registerDevice(name: string, factory: DeviceFactory, source: DeviceSource = 'builtin'): void {
+  if (Object.hasOwn(factories, name)) {
+    const other = deviceSource(name);
+    throw new DeviceError('PLUGIN_INVALID', `device name "${name}" is already registered (${other === 'builtin' ? 'a built-in device' : `by ${other}`})`);
+  }
+  factories[name] = factory;
+  if (source !== 'builtin') sources.set(name, source);
+}

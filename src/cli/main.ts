@@ -38,6 +38,7 @@ async function topHelp(): Promise<string> {
     try { summary = (await load()).summary; } catch { summary = '(unavailable)'; }
     lines.push(`  ${name.padEnd(18)} ${summary}`);
   }
+  lines.push('', 'Global options:', '  --device-plugin PATH  load extra devices from an ES module (repeatable; also', '                        GGUF_EDGE_DEVICE_PLUGINS=a.js:b.js); see docs/devices.md');
   lines.push('', "Run 'gguf-edge <command> --help' for a command's options.");
   return lines.join('\n');
 }
@@ -45,7 +46,16 @@ async function topHelp(): Promise<string> {
 export async function main(argv: string[]): Promise<number> {
   // relaxed SIMD on Node 20 (see src/backends/cpu/node-flags.ts), before any kernel compiles
   enableRelaxedSimd();
-  const [name, ...rest] = argv;
+  // device plug-ins load first, so every command (and its --help device list) sees their devices
+  let args: string[];
+  try {
+    args = await (await import('../backends/plugins.js')).loadStartupPlugins(argv);
+  } catch (e) {
+    const err = e as { code?: string; message?: string };
+    process.stderr.write(`gguf-edge: ${err.code ? `[${err.code}] ` : ''}${err.message ?? String(e)}\n`);
+    return err.code === 'USAGE' ? 2 : 1;
+  }
+  const [name, ...rest] = args;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write((await topHelp()) + '\n');
     return name ? 0 : 1;
@@ -63,7 +73,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const cmd = await load();
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(cmd.help.trimEnd() + '\n');
+    // the global --device-plugin option, on every command that takes a device
+    const pluginHelp = /--device\b/.test(cmd.help) && !cmd.help.includes('--device-plugin') ? '\n\n' + (await import('../backends/plugins.js')).DEVICE_PLUGIN_HELP : '';
+    process.stdout.write(cmd.help.trimEnd() + pluginHelp + '\n');
     return 0;
   }
   try {

@@ -1,31 +1,52 @@
-// `gguf-edge devices`: the compute devices this build has, in the order --device accepts them.
+// `gguf-edge devices`: every registered compute device (built-in and plug-in), in the order --device
+// accepts them, with what each claims (src/backends/describe.ts).
 import { parseArgs } from 'node:util';
 import type { Command } from '../main.js';
-import { deviceNames, getDevice, DEFAULT_DEVICE } from '../../backends/registry.js';
+import { deviceNames, deviceSource, getDevice, DEFAULT_DEVICE } from '../../backends/registry.js';
+import { describeDevice, type DeviceInfo } from '../../backends/describe.js';
+import { DEVICE_PLUGIN_HELP } from '../../backends/plugins.js';
 import { num } from '../options.js';
 
-const help = `Usage: gguf-edge devices [--json] [-t N]
+const help = `Usage: gguf-edge devices [--json] [-t N] [--device-plugin PATH]...
 
-Lists the compute devices (name, kind, description, memory) and marks the default.
+Lists every compute device (built-in and loaded plug-ins): name, kind, memory free/total, the ops and
+weight types it claims, its static shape buckets, where it comes from and its status; * marks the default.
 
 Options:
   -t, --threads N  threads for the cpu device (default: available cores)
-  --json           print a JSON array of {name, kind, description, default, memory: {free, total}}
-  -h, --help       show this help`;
+  --json           print a JSON array, one object per device:
+                   {name, kind, description, default, source, memory: {free, total}, ops,
+                    weight_types, static_shapes, claims, status} (see docs/devices.md)
+  -h, --help       show this help
+
+${DEVICE_PLUGIN_HELP}`;
+
+const MIB = 1024 * 1024;
+function mib(n: number): string { return n > 0 ? `${(n / MIB).toFixed(0)} MiB` : '-'; }
+
+function human(r: DeviceInfo): string {
+  const lines = [`${r.default ? '*' : ' '} ${r.name.padEnd(10)} ${r.kind.padEnd(4)} ${r.description}`];
+  const pad = '    ';
+  lines.push(`${pad}memory: ${mib(r.memory.free)} free / ${mib(r.memory.total)} total   status: ${r.status}${r.source !== 'builtin' ? `   plug-in: ${r.source}` : ''}`);
+  lines.push(`${pad}ops (${r.claims === 'groups' ? 'whole groups' : 'per op'}): ${r.ops.join(' ') || '(none)'}`);
+  lines.push(`${pad}weight types: ${r.weight_types.join(' ') || '(none)'}`);
+  lines.push(`${pad}static shapes: ${r.static_shapes ? r.static_shapes.join(', ') + ' tokens' : 'any batch size'}`);
+  return lines.join('\n');
+}
 
 export const command: Command = {
-  summary: 'list compute devices',
+  summary: 'list compute devices (built-in and plug-in) and what they claim',
   help,
   async run(args) {
     const { values } = parseArgs({ args, options: { json: { type: 'boolean' }, threads: { type: 'string', short: 't' } } });
     const threads = values.threads !== undefined ? Math.max(1, Math.floor(num(values.threads, 'threads', 1))) : undefined;
-    const rows = [];
+    const rows: DeviceInfo[] = [];
     for (const name of deviceNames()) {
       const d = await getDevice(name, { threads });
-      rows.push({ name: d.name, kind: d.kind, description: d.description, default: name === DEFAULT_DEVICE, memory: d.memory() });
+      rows.push(describeDevice(d, { default: name === DEFAULT_DEVICE, source: deviceSource(name) ?? 'builtin' }));
     }
     if (values.json) process.stdout.write(JSON.stringify(rows) + '\n');
-    else for (const r of rows) process.stdout.write(`${r.default ? '*' : ' '} ${r.name.padEnd(10)} ${r.kind.padEnd(4)} ${r.description}\n`);
+    else process.stdout.write(rows.map(human).join('\n') + '\n');
     return 0;
   },
 };
