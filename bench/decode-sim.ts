@@ -43,9 +43,12 @@ for (const threads of THREADS) {
   const arena = rt.createArena(4 << 20);
   const x = arena.alloc(D * 4), h = arena.alloc(D * 4), q = arena.alloc(NH * HD * 4), k = arena.alloc(NKV * HD * 4), v = arena.alloc(NKV * HD * 4);
   const att = arena.alloc(NH * HD * 4), g = arena.alloc(FF * 4), u = arena.alloc(FF * 4), logits = arena.alloc(VOCAB * 4);
-  rt.reserve(1, FF, HD, { nHead: NH, nKvHead: NKV, headDim: HD });
+  rt.reserve(1, FF, HD);
+  rt.reserveAttentionGgml(HD, CTX - 1);
   rt.f32(x, D).fill(0.1);
   const pos = [CTX - 1];
+  const posPtr = arena.alloc(4);
+  rt.u8(posPtr, 4).set(new Uint8Array(Int32Array.of(CTX - 1).buffer));
   const token = (): void => {
     for (const l of L) {
       rt.rmsNorm(x, h, D, 1, 1e-6, l.n1);
@@ -58,7 +61,7 @@ for (const threads of THREADS) {
       rt.rope({ x: k, nTokens: 1, nHead: NKV, headDim: HD, nDims: HD, positions: pos, freqBase: 1e6, neox: true });
       rt.f32ToF16(k, l.kc + (CTX - 1) * NKV * HD * 2, NKV * HD);
       rt.f32ToF16(v, l.vc + (CTX - 1) * NKV * HD * 2, NKV * HD);
-      rt.attention({ q, k: l.kc, v: l.vc, out: att, nTokens: 1, nHead: NH, nKvHead: NKV, headDim: HD, kvBase: CTX - 1, scale: 1 / Math.sqrt(HD) });
+      rt.attentionGgml({ q, k: l.kc, v: l.vc, out: att, nTokens: 1, nHead: NH, nKvHead: NKV, headDim: HD, scale: 1 / Math.sqrt(HD), positions: posPtr, maxPos: CTX - 1, window: 0 });
       rt.matmul(GgmlType.Q4_K, l.o, D, NH * HD, att, 1, h);
       rt.add(x, h, x, D);
       rt.rmsNorm(x, h, D, 1, 1e-6, l.n2);
@@ -72,7 +75,7 @@ for (const threads of THREADS) {
     rt.matmul(GgmlType.Q6_K, out, VOCAB, D, h, 1, logits);
   };
   token();
-  const before = rt.mark();
+  const before = rt.used();
   let n = 0, best = Infinity;
   const t0 = performance.now();
   while (performance.now() - t0 < SECONDS * 1000) {
@@ -82,8 +85,8 @@ for (const threads of THREADS) {
     n++;
   }
   const mean = (performance.now() - t0) / n;
-  if (rt.mark() !== before) throw new Error('decode step allocated');
-  const mb = (rt.mark() / 2 ** 20).toFixed(0);
+  if (rt.used() !== before) throw new Error('decode step allocated');
+  const mb = (rt.used() / 2 ** 20).toFixed(0);
   console.log(`threads=${threads}: ${LAYERS} layers + output, ctx ${CTX}: best ${best.toFixed(1)} ms/token (${(1000 / best).toFixed(1)} tok/s), mean ${mean.toFixed(1)} ms (${mb} MiB wasm memory)`);
   await rt.close();
 }

@@ -97,7 +97,10 @@ for (const threads of THREADS) {
     const k = rt.alloc(ctx * nKv * hd * 2), v = rt.alloc(ctx * nKv * hd * 2);
     rt.u16(k, ctx * nKv * hd).fill(0x3000); rt.u16(v, ctx * nKv * hd).fill(0x3400);
     rt.f32(q, nHead * hd).fill(0.01);
-    const ta = time(() => rt.attention({ q, k, v, out, nTokens: 1, nHead, nKvHead: nKv, headDim: hd, kvBase: ctx - 1, scale: 0.088 }), threads);
+    const pos = rt.alloc(4);
+    rt.u8(pos, 4).set(new Uint8Array(Int32Array.of(ctx - 1).buffer));
+    rt.reserveAttentionGgml(hd, ctx - 1);
+    const ta = time(() => rt.attentionGgml({ q, k, v, out, nTokens: 1, nHead, nKvHead: nKv, headDim: hd, scale: 0.088, positions: pos, maxPos: ctx - 1, window: 0 }), threads);
     console.log(`  attention decode, ctx ${ctx} (16/8 heads x 128): ${(ta * 1e6).toFixed(0)} us per layer (KV ${(2 * ctx * nKv * hd * 2 / ta / 1e9).toFixed(2)} GB/s)`);
     rt.release(m);
   }
@@ -109,7 +112,10 @@ for (const threads of THREADS) {
     const k = rt.alloc(nTok * nKv * hd * 2), v = rt.alloc(nTok * nKv * hd * 2);
     rt.u16(k, nTok * nKv * hd).fill(0x3000); rt.u16(v, nTok * nKv * hd).fill(0x3400);
     rt.f32(q, nTok * nHead * hd).fill(0.01);
-    const ta = time(() => rt.attention({ q, k, v, out, nTokens: nTok, nHead, nKvHead: nKv, headDim: hd, kvBase: 0, scale: 0.088 }), threads);
+    const pos = rt.alloc(4 * nTok);
+    rt.u8(pos, 4 * nTok).set(new Uint8Array(Int32Array.from({ length: nTok }, (_, i) => i).buffer));
+    rt.reserveAttentionGgml(hd, nTok - 1, nKv);
+    const ta = time(() => rt.attentionGgml({ q, k, v, out, nTokens: nTok, nHead, nKvHead: nKv, headDim: hd, scale: 0.088, positions: pos, maxPos: nTok - 1, window: 0 }), threads);
     console.log(`  attention prefill, 128 tokens (16/8 heads x 128): ${(ta * 1e3).toFixed(2)} ms per layer`);
     rt.release(m);
   }

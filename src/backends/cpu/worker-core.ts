@@ -1,7 +1,7 @@
 // The worker side of the thread pool, free of platform imports: instantiate the kernels over the shared
 // memory, then loop: wait for the generation counter to move (spin briefly, then Atomics.wait), run this
 // thread's slice of the op, count itself done (the last one wakes the main thread).
-import { CTL, CTL_ARGS_BYTE_OFFSET, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceEnd, sliceStart, type KernelFn } from './ops.js';
+import { CTL, CTL_ARGS_BYTE_OFFSET, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceEnd, sliceStart, type KernelFn } from './runtime/protocol.js';
 
 export interface WorkerInit {
   module: WebAssembly.Module;

@@ -1,18 +1,6 @@
-// mul_mat as llama.cpp's CPU backend computes it in the build that made the parity fixtures
-// (ggml-cpu x86, AVX-512 "zen4" variant, LLAMAFILE=1, weight repacking on, one thread). Which
-// kernel runs decides the float summation order, and the order shows in the last bit, which an
-// 8-bit activation quantization or an f16 rounding downstream can turn into a visible change.
-// The routing (ggml_compute_forward_mul_mat and the repack extra buffer type):
-//   - Q4_K weights with a multiple of 8 rows are repacked (every matmul weight, including the copy
-//     llama.cpp loads of tied token embeddings for the output): ggml_gemm_q4_K_8x8_q8_K for each
-//     group of 4 activation rows, ggml_gemv_q4_K_8x8_q8_K for the rows left over (all of them in
-//     a one-token decode). Q6_K and Q8_0 are not repacked on x86 in this build.
-//   - Q4_0 weights with a multiple of 8 rows are repacked too: ggml_gemm/gemv_q4_0_8x8_q8_0.
-//   - F32 and F16 weights with at least 2 activation rows: llamafile's tinyBLAS (16 f32 lanes
-//     with FMA, _mm512_reduce_add_ps); F16 weights see the activations rounded to f16.
-//     With 1 row tinyBLAS declines ("only for prompt processing") and ggml_vec_dot_f32/_f16 run.
-//   - everything else: the activations are quantized per row (quantizeActivations) and each
-//     output is ggml_vec_dot_<type> (src/quant/vec-dot.ts has the x86 orders).
+// mul_mat as llama.cpp's CPU backend computes it in the build that made the parity fixtures. Which ggml
+// kernel runs for a weight type, row count and batch is src/backends/ggml-routing.ts; this file has each
+// kernel's float order (src/quant/vec-dot.ts has the x86 vec_dot orders).
 
 import { GgmlType, rowBytes } from '../../gguf/ggml-types.js';
 import { Q4_0_BYTES, Q8_0_BYTES, Q4K_D, Q4K_DMIN, Q4K_QS, Q4K_SCALES, Q4_K_BYTES, Q8K_BSUMS, Q8K_D, Q8K_QS, Q8_K_BYTES, scaleMinK4 } from '../../quant/blocks.js';
@@ -20,22 +8,29 @@ import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
 import { fmaf, nearestInt } from '../../quant/rounding.js';
 import { quantizeActivations, vecDot, vecDotType } from '../../quant/vec-dot.js';
 import { dotF16Order, dotF16Vec, reduceAdd16 } from './f16-dot.js';
+import { llamaRepacks, q4KGemmRows, usesTinyBlas } from '../ggml-routing.js';
 
 const f = Math.fround;
 
+/** Bytes of quantized activations mulMat needs for m rows of k (a caller may pass them in, e.g. per plan). */
+export function mulMatScratchBytes(wType: number, k: number, m: number): number {
+  return wType === GgmlType.F32 || wType === GgmlType.F16 ? 0 : rowBytes(vecDotType(wType), k) * m;
+}
+
 /**
- * y[i][j] = W[j] · x[i] for i < m activation rows of length k and j < n weight rows.
+ * y[i][j] = W[j] · x[i] for i < m activation rows of length k and j < n weight rows. `act`: room for the
+ * quantized activations (mulMatScratchBytes); without it they are allocated per call.
  */
-export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Float32Array, m: number, y: Float32Array): void {
+export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Float32Array, m: number, y: Float32Array, act?: Uint8Array): void {
   if (wType === GgmlType.F32) return mulMatF32(w, k, n, x, m, y);
   if (wType === GgmlType.F16) return mulMatF16(w, k, n, x, m, y);
   const vt = vecDotType(wType);
   const aRow = rowBytes(vt, k);
-  const act = new Uint8Array(aRow * m);
+  if (!act || act.length < aRow * m) act = new Uint8Array(aRow * m);
   for (let i = 0; i < m; i++) quantizeActivations(vt, x, i * k, act, i * aRow, k);
   const wRow = rowBytes(wType, k);
-  if (wType === GgmlType.Q4_K && n % 8 === 0) {
-    const mGemm = m - (m % 4);
+  if (wType === GgmlType.Q4_K && llamaRepacks(wType, n)) {
+    const mGemm = q4KGemmRows(wType, n, m);
     for (let i = 0; i < mGemm; i++) q8KTieRule4x8(x, i * k, act, i * aRow, k);
     for (let i = 0; i < m; i++) {
       const dot = i < mGemm ? gemmQ4K : gemvQ4K;
@@ -43,7 +38,7 @@ export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Fl
     }
     return;
   }
-  if (wType === GgmlType.Q4_0 && n % 8 === 0) {
+  if (wType === GgmlType.Q4_0 && llamaRepacks(wType, n)) {
     for (let i = 0; i < m; i++) {
       for (let j = 0; j < n; j++) y[i * n + j] = gemQ4_0(k, w, j * wRow, act, i * aRow);
     }
@@ -100,7 +95,7 @@ function dotVecF32(k: number, w: Float32Array, wo: number, x: Float32Array, xo: 
 
 function mulMatF32(w: Uint8Array, k: number, n: number, x: Float32Array, m: number, y: Float32Array): void {
   const wf = new Float32Array(w.buffer, w.byteOffset, k * n);
-  const tiny = m >= 2 && k % 16 === 0;
+  const tiny = usesTinyBlas(m, k);
   for (let i = 0; i < m; i++) {
     for (let j = 0; j < n; j++) y[i * n + j] = tiny ? dotTinyF32(k, wf, j * k, x, i * k) : dotVecF32(k, wf, j * k, x, i * k);
   }
@@ -111,7 +106,7 @@ function mulMatF16(w: Uint8Array, k: number, n: number, x: Float32Array, m: numb
   const wf = new Float32Array(k);
   const xh = new Float32Array(k * m); // activations rounded to f16 (the F16 vec_dot_type)
   for (let i = 0; i < k * m; i++) xh[i] = F16_TO_F32[f32ToF16(x[i]!)]!;
-  const tiny = m >= 2 && k % 16 === 0;
+  const tiny = usesTinyBlas(m, k);
   for (let j = 0; j < n; j++) {
     for (let c = 0; c < k; c++) wf[c] = F16_TO_F32[wh[j * k + c]!]!;
     for (let i = 0; i < m; i++) y[i * n + j] = tiny ? dotF16Order(k, wf, 0, 1, xh, i * k) : dotF16Vec(k, wf, 0, 1, xh, i * k);

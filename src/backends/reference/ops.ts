@@ -9,7 +9,8 @@ import { dequantizeRow } from '../../quant/dequantize.js';
 import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
 import { dotF16Order, dotF16Vec, reduceAdd16 } from './f16-dot.js';
 import { fmaf } from '../../quant/rounding.js';
-import { cosf, sinf, tanhf } from './libm.js';
+import { tanhf } from './libm.js';
+import { ropeCacheRow, ropeThetaScale } from '../rope-cache.js';
 
 export { mulMat } from './matmul.js';
 
@@ -110,28 +111,20 @@ export function geglu(a: Float32Array, b: Float32Array, n: number, y: Float32Arr
  * NeoX rotates (x[i], x[i + nDims/2]). theta follows ggml's f32 recurrence theta *= base^(-2/nDims).
  */
 export function rope(x: Float32Array, nTok: number, rowLen: number, pos: Int32Array, headDim: number, nDims: number, neox: boolean, freqBase: number, freqScale: number, factors: Float32Array | null, y: Float32Array): void {
-  const thetaScale = Math.fround(Math.pow(freqBase, -2 / nDims));
+  const thetaScale = ropeThetaScale(freqBase, nDims);
   const half = nDims / 2;
-  const cos = new Float32Array(half);
-  const sin = new Float32Array(half);
+  const cs = new Float32Array(nDims); // (cos, sin) per pair
   for (let t = 0; t < nTok; t++) {
-    let theta = Math.fround(pos[t]!);
-    for (let i = 0; i < half; i++) {
-      const ff = factors ? factors[i]! : 1;
-      const th = Math.fround(Math.fround(theta / ff) * freqScale);
-      cos[i] = cosf(th); // glibc's, as ggml's rope_yarn calls it (not correctly rounded)
-      sin[i] = sinf(th);
-      theta = Math.fround(theta * thetaScale);
-    }
+    ropeCacheRow(pos[t]!, nDims, thetaScale, freqScale, factors, 1, cs, 0);
     const ro = t * rowLen;
     for (let h = ro; h < ro + rowLen; h += headDim) {
       for (let i = 0; i < half; i++) {
         const i0 = neox ? h + i : h + 2 * i;
         const i1 = neox ? h + i + half : h + 2 * i + 1;
-        const x0 = x[i0]!, x1 = x[i1]!;
+        const x0 = x[i0]!, x1 = x[i1]!, cos = cs[2 * i]!, sin = cs[2 * i + 1]!;
         // ggml's rotate_pairs `x0*cos - x1*sin` as GCC contracts it: fma(x0, cos, -(x1*sin))
-        y[i0] = fmaf(x0, cos[i]!, -Math.fround(x1 * sin[i]!));
-        y[i1] = fmaf(x0, sin[i]!, Math.fround(x1 * cos[i]!));
+        y[i0] = fmaf(x0, cos, -Math.fround(x1 * sin));
+        y[i1] = fmaf(x0, sin, Math.fround(x1 * cos));
       }
       for (let i = h + nDims; i < h + headDim; i++) y[i] = x[i]!; // dims past nDims pass through
     }
@@ -151,6 +144,24 @@ export interface AttentionParams {
 /** Reads cache element i as f32 (cache is f16 bits in a Uint16Array, or f32). */
 type Cache = Uint16Array | Float32Array;
 
+/** Buffers attention() works in, sized for a cache of `slots` positions (reuse them to allocate nothing per call). */
+export interface AttentionWorkspace { slots: number; scores: Float64Array; w: Float32Array; chunk: Float64Array; qh: Float32Array; kf: Float32Array; vf: Float32Array }
+export function attentionWorkspace(p: AttentionParams, slots: number): AttentionWorkspace {
+  const nKv = kvViewLength(slots - 1);
+  return {
+    slots, scores: new Float64Array(nKv), w: new Float32Array(nKv), chunk: new Float64Array(16), qh: new Float32Array(p.headDimK),
+    kf: new Float32Array(slots * p.headDimK * p.nHeadKv), vf: new Float32Array(nKv * p.headDimV * p.nHeadKv),
+  };
+}
+// The KV view llama.cpp attends over: the used cells padded to a multiple of 256 (at least 256;
+// llama_kv_cache::get_n_kv). Masked slots weigh 0, but the view's length decides which part of
+// V·softmax ggml_vec_dot_f16 sums in SIMD lanes. (Cells are slot = position here; llama.cpp's
+// non-full SWA cache reuses cells once a context outgrows it, which this does not model.)
+function kvViewLength(maxPos: number): number {
+  return Math.max(256, Math.ceil((maxPos + 1) / 256) * 256);
+}
+
+
 /**
  * Attention of each query row over the cache slots 0..pos (causal), masked to the sliding
  * window when set. Numerics as ggml without flash attention (bit-exact with the fixtures' build):
@@ -159,30 +170,23 @@ type Cache = Uint16Array | Float32Array;
  * double, softmax weights rounded to f16, V·softmax over the padded KV view in the same dot order.
  * The f32-cache path keeps plain sums (not checked against ggml).
  */
-export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cache, v: Cache, p: AttentionParams, y: Float32Array, maxPos: number): void {
+export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cache, v: Cache, p: AttentionParams, y: Float32Array, maxPos: number, ws?: AttentionWorkspace): void {
   const { nHead, nHeadKv, headDimK: dk, headDimV: dv } = p;
   const f16 = k instanceof Uint16Array;
   const group = nHead / nHeadKv;
   const rowK = dk * nHeadKv;
   const rowV = dv * nHeadKv;
-  // The KV view llama.cpp attends over: the used cells padded to a multiple of 256 (at least 256;
-  // llama_kv_cache::get_n_kv). Masked slots weigh 0, but the view's length decides which part of
-  // V·softmax ggml_vec_dot_f16 sums in SIMD lanes. (Cells are slot = position here; llama.cpp's
-  // non-full SWA cache reuses cells once a context outgrows it, which this does not model.)
-  const nKv = Math.max(256, Math.ceil((maxPos + 1) / 256) * 256);
-  const scores = new Float64Array(nKv);
-  const w = new Float32Array(nKv);
+  const nKv = kvViewLength(maxPos);
+  if (!ws || ws.slots <= maxPos || ws.qh.length < dk) ws = attentionWorkspace(p, maxPos + 1);
+  const { scores, w, chunk, qh, kf, vf } = ws;
   const kqScale = Math.fround(p.scale);
   const capF = Math.fround(p.softcap), invCap = Math.fround(1 / capF);
   // K·Q and V·softmax are f16 mul_mats: tinyBLAS for a batch of >= 2 tokens, ggml_vec_dot_f16 for one
   const dotKV = nTok >= 2 ? dotF16Order : dotF16Vec;
-  const chunk = new Float64Array(16);
-  const qh = new Float32Array(dk);
-  // the cache as f32 values (f16-exact for an f16 cache)
-  const kf = new Float32Array((maxPos + 1) * rowK);
-  const vf = new Float32Array(nKv * rowV);
-  for (let i = 0; i < kf.length; i++) kf[i] = f16 ? F16_TO_F32[(k as Uint16Array)[i]!]! : k[i]!;
+  // the cache as f32 values (f16-exact for an f16 cache); V rows past maxPos pad the view with zeros
+  for (let i = 0; i < (maxPos + 1) * rowK; i++) kf[i] = f16 ? F16_TO_F32[(k as Uint16Array)[i]!]! : k[i]!;
   for (let i = 0; i < (maxPos + 1) * rowV; i++) vf[i] = f16 ? F16_TO_F32[(v as Uint16Array)[i]!]! : v[i]!;
+  vf.fill(0, (maxPos + 1) * rowV, nKv * rowV);
   for (let t = 0; t < nTok; t++) {
     const p0 = pos[t]!;
     const lo = p.window > 0 ? Math.max(0, p0 - p.window + 1) : 0;
@@ -213,7 +217,7 @@ export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cac
         sum += reduceAdd16(chunk);
       }
       const inv = Math.fround(1 / sum);
-      w.fill(0);
+      w.fill(0, 0, nKv);
       for (let j = lo; j <= p0; j++) {
         const wj = Math.fround(scores[j]! * inv);
         w[j] = f16 ? F16_TO_F32[f32ToF16(wj)]! : wj;

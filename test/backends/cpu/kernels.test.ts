@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { GgmlType, ggmlTypeName } from '../../../src/gguf/ggml-types.js';
 import { createCpuRuntime, activationTypeFor, CpuLayout, type CpuRuntime } from '../../../src/backends/cpu/index.js';
 import { BLOCK, randomWeights, rng } from './ref.js';
-import { dequantizeRow, f16ToF32, f32ToF16, quantizeActivations, vecDot, vecDotType } from '../../../src/quant/index.js';
+import { dequantizeRow, f32ToF16, quantizeActivations, vecDot, vecDotType } from '../../../src/quant/index.js';
+import { attention as refAttention } from '../../../src/backends/reference/ops.js';
 
 function quantizeAct(vt: number, x: Float32Array, n: number): Uint8Array {
   const out = new Uint8Array((n / BLOCK[vt]![0]) * BLOCK[vt]![1]);
@@ -102,17 +103,17 @@ for (const threads of [1, 2]) {
 
     it('matmul shape sweep: rows 1..19, 1..5 tokens, several row lengths, every type', () => {
       const rnd = rng(77);
-      for (const wt of [...TYPES, CpuLayout.Q4_0x4]) {
-        const base = wt === CpuLayout.Q4_0x4 ? GgmlType.Q4_0 : wt;
+      for (const wt of TYPES) {
+        const base = wt;
         const bs = BLOCK[base]![0];
         for (let trial = 0; trial < 3; trial++) {
           const rows = 1 + Math.floor(rnd() * 19), nTok = 1 + Math.floor(rnd() * 5);
-          const nbk = wt === CpuLayout.Q4_0x4 ? 4 * (1 + Math.floor(rnd() * 3)) : 1 + Math.floor(rnd() * (bs === 1 ? 70 : bs === 32 ? 12 : 3));
+          const nbk = 1 + Math.floor(rnd() * (bs === 1 ? 70 : bs === 32 ? 12 : 3));
           const cols = nbk * bs;
           const m = rt.mark();
           const w = randomWeights(base, rows, cols, rnd), x = randomF32(cols * nTok, rnd);
           const wp = put(rt, w), xp = put(rt, x), yp = rt.alloc(rows * nTok * 4);
-          const lt = wt === CpuLayout.Q4_0x4 ? rt.repackWeights(base, wp, rows, cols) : wt;
+          const lt = wt;
           rt.matmul(lt, wp, rows, cols, xp, nTok, yp);
           const vt = activationTypeFor(base), wrow = w.length / rows;
           for (let t = 0; t < nTok; t++) {
@@ -147,41 +148,43 @@ for (const threads of [1, 2]) {
       }
     });
 
-    it('repacked Q4_0 (Q4_0x4) matches Q4_0', () => {
-      const rnd = rng(5), rows = 5, cols = 512;
-      for (const nTok of [1, 2]) {
-        const m = rt.mark();
-        const w = randomWeights(GgmlType.Q4_0, rows, cols, rnd), x = randomF32(cols * nTok, rnd);
-        const wp = put(rt, w), xp = put(rt, x), y0 = rt.alloc(rows * nTok * 4), y1 = rt.alloc(rows * nTok * 4);
-        rt.matmul(GgmlType.Q4_0, wp, rows, cols, xp, nTok, y0);
-        const lt = rt.repackWeights(GgmlType.Q4_0, wp, rows, cols);
-        assert.equal(lt, CpuLayout.Q4_0x4);
-        assert.notDeepEqual(rt.u8(wp, w.length), w);
-        rt.matmul(lt, wp, rows, cols, xp, nTok, y1);
-        const want = rt.f32(y0, rows * nTok);
-        close(rt.f32(y1, rows * nTok), want, (i) => 1e-5 * Math.abs(want[i]!) + 1e-6, 'Q4_0x4');
-        rt.release(m);
+    it('4-row layouts: Q4_0r4 equals Q4_0 bit for bit, Q8_0r4 (free order) equals Q8_0 to rounding', () => {
+      const rnd = rng(5), rows = 8, cols = 512;
+      for (const wt of [GgmlType.Q4_0, GgmlType.Q8_0]) {
+        for (const nTok of [1, 2, 5]) {
+          const m = rt.mark();
+          const w = randomWeights(wt, rows, cols, rnd), x = randomF32(cols * nTok, rnd);
+          const wp = put(rt, w), xp = put(rt, x), y0 = rt.alloc(rows * nTok * 4), y1 = rt.alloc(rows * nTok * 4);
+          rt.matmul(wt, wp, rows, cols, xp, nTok, y0);
+          const lt = rt.repackRows4(wp, rows, cols, wt);
+          assert.equal(lt, wt === GgmlType.Q4_0 ? CpuLayout.Q4_0r4 : CpuLayout.Q8_0r4);
+          assert.notDeepEqual(rt.u8(wp, w.length), w);
+          rt.matmul(lt, wp, rows, cols, xp, nTok, y1);
+          const want = rt.f32(y0, rows * nTok);
+          if (wt === GgmlType.Q4_0 && !rt.fastNumerics) assert.deepEqual(rt.f32(y1, rows * nTok), want, 'Q4_0r4');
+          else close(rt.f32(y1, rows * nTok), want, (i) => 1e-5 * Math.abs(want[i]!) + 1e-5, ggmlTypeName(wt) + 'r4');
+          rt.release(m);
+        }
       }
-      // rows whose block count is not a multiple of 4 stay Q4_0
-      assert.equal(rt.repackWeights(GgmlType.Q4_0, 0, 1, 96), GgmlType.Q4_0);
+      assert.throws(() => rt.repackRows4(0, 6, 64, GgmlType.Q4_0), (e: Error & { code?: string }) => e.code === 'BAD_SHAPE');
     });
 
     it('getRows dequantizes table rows (plain and repacked) and copy moves bytes', () => {
-      const rnd = rng(6), rows = 6, cols = 256;
+      const rnd = rng(6), rows = 8, cols = 256;
       for (const wt of [GgmlType.Q4_0, GgmlType.Q6_K, GgmlType.F16, GgmlType.Q8_0]) {
         const m = rt.mark();
         const w = randomWeights(wt, rows, cols, rnd);
         const wp = put(rt, w), out = rt.alloc(3 * cols * 4);
-        const ids = [5, 0, 5];
+        const ids = [5, 0, 7];
         const want = new Float32Array(3 * cols);
         ids.forEach((id, i) => dequantizeRow(wt, w, id * (w.length / rows), want, i * cols, cols));
         rt.getRows(wt, wp, cols, ids, out);
         assert.deepEqual(rt.f32(out, 3 * cols), want, ggmlTypeName(wt));
-        if (wt === GgmlType.Q4_0) {
-          const lt = rt.repackWeights(wt, wp, rows, cols);
+        if (wt === GgmlType.Q4_0 || wt === GgmlType.Q8_0) {
+          const lt = rt.repackRows4(wp, rows, cols, wt);
           rt.f32(out, 3 * cols).fill(0);
           rt.getRows(lt, wp, cols, ids, out);
-          assert.deepEqual(rt.f32(out, 3 * cols), want, 'Q4_0x4');
+          assert.deepEqual(rt.f32(out, 3 * cols), want, ggmlTypeName(wt) + 'r4');
         }
         rt.copy(out, out + 4, 8);
         assert.deepEqual(Array.from(rt.f32(out, 3)), [want[0], want[0], want[1]]);
@@ -207,41 +210,18 @@ for (const threads of [1, 2]) {
       rt.release(m);
     });
 
-    it('layer norm (with weight and bias) and broadcast bias / weight rows', () => {
+    it('broadcast bias / weight rows', () => {
       const rnd = rng(12), n = 37, rows = 5;
       const x = randomF32(n * rows, rnd, 3), w = randomF32(n, rnd), b = randomF32(n, rnd);
       const m = rt.mark();
-      const xp = put(rt, x), wp = put(rt, w), bp = put(rt, b), yp = rt.alloc(n * rows * 4), zp = rt.alloc(n * rows * 4);
-      rt.layerNorm(xp, yp, n, rows, 1e-5, wp, bp);
+      const xp = put(rt, x), wp = put(rt, w), bp = put(rt, b), zp = rt.alloc(n * rows * 4);
       rt.addRow(xp, bp, zp, n, rows);
       const mz = rt.alloc(n * rows * 4);
       rt.mulRow(xp, wp, mz, n, rows);
       for (let r = 0; r < rows; r++) close(rt.f32(mz + r * n * 4, n), Float32Array.from(x.subarray(r * n, (r + 1) * n), (z, i) => z * w[i]!), () => 0, 'mul_row');
       for (let r = 0; r < rows; r++) {
         const v = Array.from(x.subarray(r * n, (r + 1) * n));
-        const mean = v.reduce((s, z) => s + z, 0) / n;
-        const vr = v.reduce((s, z) => s + (z - mean) ** 2, 0) / n;
-        const want = v.map((z, i) => ((z - mean) / Math.sqrt(vr + 1e-5)) * w[i]! + b[i]!);
-        close(rt.f32(yp + r * n * 4, n), want, () => 2e-6, 'layer_norm');
         close(rt.f32(zp + r * n * 4, n), Float32Array.from(v, (z, i) => z + b[i]!), () => 0, 'add_row');
-      }
-      rt.release(m);
-    });
-
-    it('softmax with scale and mask', () => {
-      const rnd = rng(8), n = 45, rows = 3;
-      const x = randomF32(n * rows, rnd, 10), mask = new Float32Array(n);
-      for (let i = 30; i < n; i++) mask[i] = -Infinity;
-      mask[2] = -1.5;
-      const m = rt.mark();
-      const xp = put(rt, x), mp = put(rt, mask), yp = rt.alloc(n * rows * 4);
-      rt.softmax(xp, yp, n, rows, 0.7, mp, 0);
-      for (let r = 0; r < rows; r++) {
-        const v = Array.from({ length: n }, (_, i) => x[r * n + i]! * 0.7 + mask[i]!);
-        const mx = Math.max(...v);
-        const e = v.map((z) => Math.exp(z - mx));
-        const s = e.reduce((a, b) => a + b, 0);
-        close(rt.f32(yp + r * n * 4, n), e.map((z) => z / s), () => 1e-6, 'softmax');
       }
       rt.release(m);
     });
@@ -272,56 +252,16 @@ for (const threads of [1, 2]) {
       });
     }
 
-    for (const f16mask of [false, true]) {
-      it(`attention with an explicit ${f16mask ? 'f16' : 'f32'} mask (sliding window, a fully masked row)`, () => {
-        const rnd = rng(21), nTok = 3, nHead = 4, nKv = 2, hd = 40, nPos = 9;
-        const q = randomF32(nTok * nHead * hd, rnd);
-        const k16 = Uint16Array.from(randomF32(nPos * nKv * hd, rnd, 2), f32ToF16), v16 = Uint16Array.from(randomF32(nPos * nKv * hd, rnd), f32ToF16);
-        // token t sees positions 4+t-2 .. 4+t (window of 3) with a small bias; token 2 sees nothing
-        const maskVals = new Float32Array(nTok * nPos).fill(-Infinity);
-        for (let t = 0; t < 2; t++) for (let p = 4 + t - 2; p <= 4 + t; p++) maskVals[t * nPos + p] = -0.25 * (4 + t - p);
-        const m = rt.mark();
-        const qp = put(rt, q), kp = put(rt, k16), vp = put(rt, v16), op = rt.alloc(q.length * 4);
-        rt.f32(op, q.length).fill(123);
-        const mp = f16mask ? put(rt, Uint16Array.from(maskVals, f32ToF16)) : put(rt, maskVals);
-        const scale = 1 / Math.sqrt(hd);
-        rt.attention({ q: qp, k: kp, v: vp, out: op, nTokens: nTok, nHead, nKvHead: nKv, headDim: hd, kvBase: 0, scale, mask: mp, maskF16: f16mask, nKv: nPos });
-        const want = new Float64Array(q.length);
-        for (let t = 0; t < nTok; t++) for (let h = 0; h < nHead; h++) {
-          const g = Math.floor(h / (nHead / nKv));
-          const vis = Array.from({ length: nPos }, (_, p) => p).filter((p) => maskVals[t * nPos + p]! > -Infinity);
-          if (vis.length === 0) continue;
-          const s = vis.map((p) => {
-            let d = 0;
-            for (let i = 0; i < hd; i++) d += q[(t * nHead + h) * hd + i]! * f16ToF32(k16[(p * nKv + g) * hd + i]!);
-            return d * scale + (f16mask ? f16ToF32(f32ToF16(maskVals[t * nPos + p]!)) : maskVals[t * nPos + p]!);
-          });
-          const mx = Math.max(...s), e = s.map((z) => Math.exp(z - mx)), sum = e.reduce((x, y) => x + y, 0);
-          for (let i = 0; i < hd; i++) {
-            let o = 0;
-            vis.forEach((p, j) => { o += (e[j]! / sum) * f16ToF32(v16[(p * nKv + g) * hd + i]!); });
-            want[(t * nHead + h) * hd + i] = o;
-          }
-        }
-        close(rt.f32(op, q.length), want, () => 2e-5, 'masked attention');
-        rt.release(m);
-      });
-    }
-
-    it('elementwise: silu, silu_mul, gelu, add, mul, scale, f16 conversions', () => {
+    it('elementwise: silu_mul, add, mul, scale, f32 -> f16', () => {
       const rnd = rng(10), n = 70001;
       const a = randomF32(n, rnd, 8), b = randomF32(n, rnd, 2);
       a[0] = 100; a[1] = -100; a[2] = 0;
       const m = rt.mark();
-      const ap = put(rt, a), bp = put(rt, b), yp = rt.alloc(n * 4), hp = rt.alloc(n * 2), zp = rt.alloc(n * 4);
+      const ap = put(rt, a), bp = put(rt, b), yp = rt.alloc(n * 4), hp = rt.alloc(n * 2);
       const silu = (v: number) => v / (1 + Math.exp(-v));
       const rel = (w: ArrayLike<number>, e: number) => (i: number) => e * Math.abs(w[i]!) + 1e-6;
       let want: Float64Array;
-      rt.silu(ap, yp, n); want = Float64Array.from(a, silu); close(rt.f32(yp, n), want, rel(want, 1e-5), 'silu');
       rt.siluMul(ap, bp, yp, n); want = Float64Array.from(a, (v, i) => silu(v) * b[i]!); close(rt.f32(yp, n), want, rel(want, 1e-5), 'silu_mul');
-      rt.gelu(ap, yp, n);
-      want = Float64Array.from(a, (v) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * v * (1 + 0.044715 * v * v))));
-      close(rt.f32(yp, n), want, rel(want, 1e-5), 'gelu');
       rt.add(ap, bp, yp, n); close(rt.f32(yp, n), Float32Array.from(a, (v, i) => v + b[i]!), () => 0, 'add');
       rt.mul(ap, bp, yp, n); close(rt.f32(yp, n), Float32Array.from(a, (v, i) => v * b[i]!), () => 0, 'mul');
       rt.scale(ap, yp, n, 0.125); close(rt.f32(yp, n), Float32Array.from(a, (v) => v * 0.125), () => 0, 'scale');
@@ -331,37 +271,22 @@ for (const threads of [1, 2]) {
       assert.deepEqual(Array.from(rt.u16(shp, special.length)), Array.from(special, f32ToF16), 'f32->f16 special values');
       rt.f32ToF16(ap, hp, n);
       assert.deepEqual(rt.u16(hp, n), Uint16Array.from(a, f32ToF16), 'f32->f16');
-      rt.f16ToF32(hp, zp, n);
-      close(rt.f32(zp, n), Float32Array.from(rt.u16(hp, n), f16ToF32), () => 0, 'f16->f32');
       rt.release(m);
     });
 
-    for (const [nTok, nHead, nKv, hd, kvBase] of [[3, 4, 2, 44, 5], [1, 3, 3, 16, 0], [2, 8, 2, 64, 37], [1, 4, 1, 128, 200], [9, 4, 2, 32, 0], [6, 2, 1, 24, 3], [1, 3, 1, 32, 9], [2, 5, 1, 16, 4]] as const) {
-    it(`attention over an f16 KV cache (${nTok} tokens, ${nHead}/${nKv} heads, head ${hd}, ${kvBase} cached)`, () => {
+    for (const [nTok, nHead, nKv, hd, kvBase, window] of [[3, 4, 2, 48, 5, 0], [1, 3, 3, 16, 0, 0], [2, 8, 2, 64, 37, 0], [1, 4, 1, 128, 200, 0], [9, 4, 2, 32, 0, 3], [6, 2, 1, 32, 3, 0], [1, 3, 1, 32, 9, 4], [2, 5, 1, 16, 4, 0]] as const) {
+    it(`attention (ggml numerics) equals the reference bit for bit (${nTok} tokens, ${nHead}/${nKv} heads, head ${hd}, ${kvBase} cached, window ${window})`, () => {
       const rnd = rng(11 + hd), nPos = kvBase + nTok;
       const q = randomF32(nTok * nHead * hd, rnd);
-      const kf = randomF32(nPos * nKv * hd, rnd, 2), vf = randomF32(nPos * nKv * hd, rnd);
-      const k16 = Uint16Array.from(kf, f32ToF16), v16 = Uint16Array.from(vf, f32ToF16);
+      const k16 = Uint16Array.from(randomF32(nPos * nKv * hd, rnd, 2), f32ToF16), v16 = Uint16Array.from(randomF32(nPos * nKv * hd, rnd), f32ToF16);
+      const pos = Int32Array.from({ length: nTok }, (_, t) => kvBase + t);
       const m = rt.mark();
-      const qp = put(rt, q), kp = put(rt, k16), vp = put(rt, v16), op = rt.alloc(q.length * 4);
+      const qp = put(rt, q), kp = put(rt, k16), vp = put(rt, v16), pp = put(rt, new Uint8Array(pos.buffer)), op = rt.alloc(q.length * 4);
       const scale = 1 / Math.sqrt(hd);
-      rt.attention({ q: qp, k: kp, v: vp, out: op, nTokens: nTok, nHead, nKvHead: nKv, headDim: hd, kvBase, scale });
-      const want = new Float64Array(q.length);
-      for (let t = 0; t < nTok; t++) for (let h = 0; h < nHead; h++) {
-        const g = Math.floor(h / (nHead / nKv)), n = kvBase + t + 1;
-        const s = Array.from({ length: n }, (_, p) => {
-          let d = 0;
-          for (let i = 0; i < hd; i++) d += q[(t * nHead + h) * hd + i]! * f16ToF32(k16[(p * nKv + g) * hd + i]!);
-          return d * scale;
-        });
-        const mx = Math.max(...s), e = s.map((z) => Math.exp(z - mx)), sum = e.reduce((x, y) => x + y, 0);
-        for (let i = 0; i < hd; i++) {
-          let o = 0;
-          for (let p = 0; p < n; p++) o += (e[p]! / sum) * f16ToF32(v16[(p * nKv + g) * hd + i]!);
-          want[(t * nHead + h) * hd + i] = o;
-        }
-      }
-      close(rt.f32(op, q.length), want, () => 2e-5, 'attention');
+      rt.attentionGgml({ q: qp, k: kp, v: vp, out: op, nTokens: nTok, nHead, nKvHead: nKv, headDim: hd, scale, positions: pp, maxPos: nPos - 1, window });
+      const want = new Float32Array(q.length);
+      refAttention(q, nTok, pos, k16, v16, { nHead, nHeadKv: nKv, headDimK: hd, headDimV: hd, scale, softcap: 0, window }, want, nPos - 1);
+      assert.deepEqual(rt.f32(op, q.length), want);
       rt.release(m);
     });
     }
@@ -380,15 +305,17 @@ describe('cpu runtime threads', () => {
       // rows out of bounds trap in both threads
       assert.throws(() => rt.matmulQ(GgmlType.Q8_0, 0xfff00000, 64, 256, a, 1, y), (e: Error & { code?: string }) => e.code === 'KERNEL_FAILED');
       // after reserve(), ops of the reserved shapes allocate nothing
-      rt.reserve(5, 256, 64, { nHead: 4, nKvHead: 2, headDim: 64 });
+      rt.reserve(5, 256, 64);
+      rt.reserveAttentionGgml(64, 8, 2);
       const x = rt.alloc(5 * 256 * 4), w = rt.alloc(8 * 144), out = rt.alloc(8 * 5 * 4);
-      const kv = rt.alloc(9 * 2 * 64 * 2), q = rt.alloc(5 * 4 * 64 * 4), o = rt.alloc(5 * 4 * 64 * 4);
+      const kv = rt.alloc(9 * 2 * 64 * 2), q = rt.alloc(5 * 4 * 64 * 4), o = rt.alloc(5 * 4 * 64 * 4), pos = rt.alloc(5 * 4);
+      rt.u8(pos, 20).set(new Uint8Array(Int32Array.from([4, 5, 6, 7, 8]).buffer));
       const top = rt.mark();
       rt.matmul(GgmlType.Q4_K, w, 8, 256, x, 5, out);
       rt.matmul(GgmlType.Q8_0, w, 4, 64, x, 5, out);
       rt.rope({ x: q, nTokens: 5, nHead: 4, headDim: 64, nDims: 64, positions: [0, 1, 2, 3, 4], freqBase: 1e4, neox: true });
-      rt.attention({ q, k: kv, v: kv, out: o, nTokens: 5, nHead: 4, nKvHead: 2, headDim: 64, kvBase: 4, scale: 0.125 });
-      rt.attention({ q, k: kv, v: kv, out: o, nTokens: 1, nHead: 4, nKvHead: 2, headDim: 64, kvBase: 8, scale: 0.125 });
+      rt.attentionGgml({ q, k: kv, v: kv, out: o, nTokens: 5, nHead: 4, nKvHead: 2, headDim: 64, scale: 0.125, positions: pos, maxPos: 8, window: 0 });
+      rt.attentionGgml({ q, k: kv, v: kv, out: o, nTokens: 1, nHead: 4, nKvHead: 2, headDim: 64, scale: 0.125, positions: pos + 16, maxPos: 8, window: 0 });
       assert.equal(rt.mark(), top);
       // the pool still works afterwards
       rt.f32(a, 32).fill(1);

@@ -1,15 +1,11 @@
-// The kernel table shared by the main thread and the workers: an op is dispatched by its index here.
+// The thread pool's protocol, shared by the main thread and the workers (no platform imports): the kernel
+// table (an op is dispatched by its index here), the control block layout, row slicing.
 // Every kernel takes the half-open range [r0, r1) it must compute as its first two arguments, then up to
-// MAX_ARGS more (pointers, sizes, strides and scalars), all passed as numbers.
+// MAX_ARGS more (pointers, sizes, strides and scalars), all passed as numbers. KERNEL_NAMES is generated from
+// the compiled module's exports (scripts/build-kernels.mjs), so the table is never kept by hand.
+import { KERNEL_NAMES } from '../kernel-abi.gen.js';
+export { KERNEL_NAMES };
 
-export const KERNEL_NAMES = [
-  'cvt_f32_f16', 'cvt_f16_f32', 'round_f16',
-  'quantize_q8_0', 'quantize_q8_1', 'quantize_q8_K', 'q8_0_aux', 'q8_1_aux', 'q8_K_aux',
-  'mm_q4_0', 'mm_q4_0x4', 'repack_q4_0x4', 'mm_q4_0r4', 'repack_q4_0r4', 'mm_q4_1', 'mm_q5_0', 'mm_q5_1', 'mm_q8_0',
-  'mm_q2_K', 'mm_q3_K', 'mm_q4_K', 'mm_q5_K', 'mm_q6_K', 'mm_f32', 'mm_f16', 'mm_bf16', 'round_bf16', 'mm_iq4_nl', 'mm_iq4_xs',
-  'mmf_q8_0', 'mmf_q8_0r4', 'repack_r4', 'mmf_q4_0r4', 'mmf_q4_K',
-  'rms_norm', 'layer_norm', 'add_row', 'mul_row', 'softmax', 'rope', 'silu', 'silu_mul', 'gelu', 'add', 'mul', 'scale', 'attn_f16', 'attn_ggml', 'attn_kv_f32',
-] as const;
 export type KernelName = (typeof KERNEL_NAMES)[number];
 export const MAX_ARGS = 14;
 

@@ -1,0 +1,44 @@
+// The byte layout of the kernels' parameter blocks: the one definition shared by the AssemblyScript kernels
+// (imported here) and the TypeScript runtime (scripts/build-kernels.mjs copies this file verbatim into
+// src/backends/cpu/kernel-abi.gen.ts, next to the kernel names it reads from the compiled module's exports,
+// whose order is the dispatch index). Plain integer constants only: the file must compile as both languages.
+//
+// Kernels with more arguments than fit the pool's control block take one pointer to a parameter block in the
+// wasm memory: 4-byte fields (i32, or f32 where named), written by the runtime before each dispatch.
+
+/** bytes the runtime reserves for one parameter block (both attention blocks fit) */
+export const PARAM_BLOCK_BYTES = 256;
+
+// attn_ggml (kernels/attention.ts): attention with ggml's non-flash numerics
+export const AG_Q = 0; // f32 queries
+export const AG_Q_STRIDE = 4; // bytes per query token
+export const AG_K = 8; // f16 K cache
+export const AG_V = 12; // f16 V cache
+export const AG_KV_STRIDE = 16; // bytes per cache position
+export const AG_OUT = 20; // f32 output
+export const AG_OUT_STRIDE = 24; // bytes per output token
+export const AG_N_HEAD = 28;
+export const AG_GQA = 32; // query heads per kv head
+export const AG_HEAD_DIM = 36;
+export const AG_SCALE = 40; // f32
+export const AG_WINDOW = 44; // sliding window (0: none)
+export const AG_POSITIONS = 48; // i32 position of each query token
+export const AG_SCRATCH = 52; // scratch of every thread
+export const AG_SCRATCH_BYTES = 56; // scratch bytes per thread
+export const AG_SLICE = 60; // work items per thread
+export const AG_BATCH = 64; // 1: tinyBLAS order (2+ query tokens), K/V widened by attn_kv_f32
+export const AG_KF = 68; // batch: f32 K rows per kv head
+export const AG_VT = 72; // batch: transposed f32 V per kv head
+export const AG_P16 = 76; // batch: positions per kv head, rounded up to 16
+
+// attn_kv_f32 (kernels/attention.ts): a batch's K and V widened to f32; its block sits at
+// AKV_BLOCK bytes into the attn_ggml block
+export const AKV_BLOCK = 128;
+export const AKV_K = 0;
+export const AKV_V = 4;
+export const AKV_KV_STRIDE = 8;
+export const AKV_HEAD_DIM = 12;
+export const AKV_MAX_POS = 16;
+export const AKV_KF = 20;
+export const AKV_VT = 24;
+export const AKV_P16 = 28;

@@ -1,0 +1,181 @@
+import { AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
+import { expf_v2 } from './common/expf';
+import { f2h, h2f, h2f4, h2f4_finite } from './common/f16';
+import { dot_f16_vec } from './common/f16-dot';
+import { f32x4_of, hi_f64, lo_f64, reduce_add_16 } from './common/fmaf';
+
+// ---------------------------------------------------------------------------------------------
+// Attention with ggml's non-flash numerics (what llama.cpp's x86 build runs for an f16 KV cache, bit for
+// bit; src/backends/reference/ops.ts attention is the same in TypeScript): Q rounded to f16; K.Q as an
+// f16 mul_mat (tinyBLAS 16 lanes for a batch, ggml_vec_dot_f16 for one token); scores times the scale
+// in f32; softmax with ggml_v_expf, f32 sums of 16-slot chunks added in double; the weights rounded to
+// f16; V.softmax over the cache positions in the same dot order (lane = position & 15, or & 63 for one
+// token, then the same reductions). Positions outside [window start, own position] weigh 0 and are
+// skipped: adding a zero product leaves every lane unchanged.
+// One work item = (query token, head). Arguments: the parameter block at pp (AG_* in kernels/abi.ts); for a
+// batch it names the f32 K rows and transposed f32 V that attn_kv_f32 prepared.
+export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
+  const q = <usize>load<i32>(pp, AG_Q), qs = <usize>load<i32>(pp, AG_Q_STRIDE), k = <usize>load<i32>(pp, AG_K), v = <usize>load<i32>(pp, AG_V);
+  const kvs = <usize>load<i32>(pp, AG_KV_STRIDE), o = <usize>load<i32>(pp, AG_OUT), os = <usize>load<i32>(pp, AG_OUT_STRIDE);
+  const nHead = load<i32>(pp, AG_N_HEAD), gqa = load<i32>(pp, AG_GQA), hd = load<i32>(pp, AG_HEAD_DIM);
+  const scale = load<f32>(pp, AG_SCALE), window = load<i32>(pp, AG_WINDOW), pos = <usize>load<i32>(pp, AG_POSITIONS);
+  const slice = load<i32>(pp, AG_SLICE), batch = load<i32>(pp, AG_BATCH) != 0;
+  const kf = <usize>load<i32>(pp, AG_KF), vt = <usize>load<i32>(pp, AG_VT), p16 = <usize>load<i32>(pp, AG_P16);
+  // this thread's scratch: q rounded to f16 (hd), V lane accumulators (64 x hd), then scores
+  const scr = <usize>load<i32>(pp, AG_SCRATCH) + <usize>(r0 / slice) * <usize>load<i32>(pp, AG_SCRATCH_BYTES);
+  const qh = scr, acc = scr + (<usize>hd << 2), sc = acc + (<usize>hd << 8);
+  const lanes: i32 = batch ? 16 : 64;
+  const hb = <usize>hd << 2;
+  for (let r = r0; r < r1; r++) {
+    const t = r / nHead, h = r - t * nHead;
+    const kvo = <usize>(h / gqa) * (<usize>hd << 1);
+    const p0 = load<i32>(pos + (<usize>t << 2));
+    const lo = window > 0 ? max(0, p0 - window + 1) : 0;
+    const qp = q + <usize>t * qs + <usize>h * hb;
+    for (let i = 0; i < hd; i++) store<f32>(qh + (<usize>i << 2), h2f(f2h(load<f32>(qp + (<usize>i << 2)))));
+    let mx = -Infinity;
+    const g = <usize>(h / gqa);
+    if (batch) {
+      // tinyBLAS's 16 lanes over the head dims, on the K rows widened once per call
+      const kg = kf + g * p16 * hb;
+      for (let j = lo; j <= p0; j++) {
+        const s = dot_f32_lanes16(kg + <usize>j * hb, qh, hd) * scale;
+        store<f32>(sc + (<usize>j << 2), s);
+        if (s > mx) mx = <f32>s;
+      }
+    } else {
+      for (let j = lo; j <= p0; j++) {
+        const s = dot_f16_vec(k + <usize>j * kvs + kvo, qh, hd) * scale;
+        store<f32>(sc + (<usize>j << 2), s);
+        if (s > mx) mx = <f32>s;
+      }
+    }
+    // softmax: chunks of 16 slots of the (padded) KV view, aligned to 16
+    let sum: f64 = 0;
+    const mv = f32x4.splat(<f32>mx);
+    for (let c = lo & ~15; c <= p0; c += 16) {
+      let e0 = f32x4.splat(0), e1 = e0, e2 = e0, e3 = e0;
+      for (let g = 0; g < 4; g++) {
+        const base = c + 4 * g;
+        const x = f32x4.sub(v128.load(sc + (<usize>base << 2)), mv);
+        let e = f32x4_of(expf_v2(lo_f64(x)), expf_v2(hi_f64(x)));
+        // slots outside [lo, p0] are exp(-inf) = 0
+        const idx = i32x4.add(i32x4.splat(base), i32x4(0, 1, 2, 3));
+        e = v128.and(e, v128.and(i32x4.ge_s(idx, i32x4.splat(lo)), i32x4.le_s(idx, i32x4.splat(p0))));
+        v128.store(sc + (<usize>base << 2), e);
+        if (g == 0) e0 = e; else if (g == 1) e1 = e; else if (g == 2) e2 = e; else e3 = e;
+      }
+      sum += <f64>reduce_add_16(e0, e1, e2, e3);
+    }
+    const inv = <f32>(1.0 / sum);
+    for (let j = lo; j <= p0; j++) {
+      const sp = sc + (<usize>j << 2);
+      store<f32>(sp, h2f(f2h(load<f32>(sp) * inv)));
+    }
+    const op = o + <usize>t * os + <usize>h * hb;
+    if (batch) {
+      // V . weights with lane = position % 16 (the weights outside [lo, p0] of the 16-aligned chunks are 0),
+      // one dim at a time over the transposed V: the 16 lanes stay in registers
+      const vg = vt + g * <usize>hd * p16 * 4;
+      const m0 = <usize>(lo & ~15), m1 = <usize>(p0 | 15) + 1;
+      for (let i = 0; i < hd; i++) {
+        const vr = vg + <usize>i * p16 * 4;
+        let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0;
+        for (let j = m0; j < m1; j += 16) {
+          const wp = sc + (j << 2), vp = vr + (j << 2);
+          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), v128.load(vp)));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), v128.load(vp, 16)));
+          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), v128.load(vp, 32)));
+          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), v128.load(vp, 48)));
+        }
+        store<f32>(op + (<usize>i << 2), reduce_add_16(a0, a1, a2, a3));
+      }
+      continue;
+    }
+    // V . weights: lane accumulators acc[l][0..hd), l = position % lanes
+    for (let i: usize = 0; i < <usize>(lanes * hd); i += 4) v128.store(acc + (i << 2), f32x4.splat(0));
+    for (let j = lo; j <= p0; j++) {
+      const wv = f32x4.splat(load<f32>(sc + (<usize>j << 2)));
+      const vp = v + <usize>j * kvs + kvo, ap = acc + <usize>(j & (lanes - 1)) * hb;
+      let i = 0;
+      for (; i + 4 <= hd; i += 4) {
+        const aa = ap + (<usize>i << 2);
+        v128.store(aa, f32x4.add(v128.load(aa), f32x4.mul(wv, h2f4_finite(v128.load16x4_u(vp + (<usize>i << 1))))));
+      }
+      for (; i < hd; i++) {
+        const aa = ap + (<usize>i << 2);
+        store<f32>(aa, load<f32>(aa) + load<f32>(sc + (<usize>j << 2)) * h2f(load<u16>(vp + (<usize>i << 1))));
+      }
+    }
+    for (let i = 0; i < hd; i++) {
+      const e = <usize>i << 2;
+      // lanes (a vector of 4 positions' accumulators of dim i, gathered)
+      let l0: v128, l1: v128, l2: v128, l3: v128;
+      if (batch) {
+        l0 = gather4(acc + e, hb, 0); l1 = gather4(acc + e, hb, 4); l2 = gather4(acc + e, hb, 8); l3 = gather4(acc + e, hb, 12);
+      } else {
+        // ggml_vec_dot_f16: lane l = (acc[l] + acc[32+l]) + (acc[16+l] + acc[48+l])
+        l0 = vec_lanes(acc + e, hb, 0); l1 = vec_lanes(acc + e, hb, 4); l2 = vec_lanes(acc + e, hb, 8); l3 = vec_lanes(acc + e, hb, 12);
+      }
+      store<f32>(op + e, reduce_add_16(l0, l1, l2, l3));
+    }
+  }
+}
+// tinyBLAS's 16-lane dot of two f32 rows (n % 16 == 0)
+@inline function dot_f32_lanes16(w: usize, a: usize, n: i32): f32 {
+  let l0 = f32x4.splat(0), l1 = l0, l2 = l0, l3 = l0;
+  for (let i = 0; i < n; i += 16) {
+    const wp = w + (<usize>i << 2), ap = a + (<usize>i << 2);
+    l0 = f32x4.add(l0, f32x4.mul(v128.load(wp), v128.load(ap)));
+    l1 = f32x4.add(l1, f32x4.mul(v128.load(wp, 16), v128.load(ap, 16)));
+    l2 = f32x4.add(l2, f32x4.mul(v128.load(wp, 32), v128.load(ap, 32)));
+    l3 = f32x4.add(l3, f32x4.mul(v128.load(wp, 48), v128.load(ap, 48)));
+  }
+  return reduce_add_16(l0, l1, l2, l3);
+}
+// For a batch, attn_ggml reads every K and V row once per query token and head: widen them once per call.
+// Items = (kv head, 16-position chunk) over [0, p16): K rows -> kf[g][p][hd] f32, V -> vt[g][i][p] f32
+// (transposed, so attn_ggml's V . weights runs along positions); positions > maxPos become 0.
+// Arguments: the parameter block at pp (AKV_* in kernels/abi.ts).
+export function attn_kv_f32(r0: i32, r1: i32, pp: usize): void {
+  const k = <usize>load<i32>(pp, AKV_K), v = <usize>load<i32>(pp, AKV_V), kvs = <usize>load<i32>(pp, AKV_KV_STRIDE);
+  const hd = load<i32>(pp, AKV_HEAD_DIM), maxPos = load<i32>(pp, AKV_MAX_POS);
+  const kf = <usize>load<i32>(pp, AKV_KF), vt = <usize>load<i32>(pp, AKV_VT), p16 = <usize>load<i32>(pp, AKV_P16);
+  const chunks = <i32>(p16 >> 4), hb = <usize>hd << 2;
+  for (let r = r0; r < r1; r++) {
+    const g = <usize>(r / chunks), c = <usize>(r - <i32>g * chunks) << 4;
+    const kg = kf + g * p16 * hb, vg = vt + g * <usize>hd * p16 * 4;
+    for (let j = c; j < c + 16; j++) {
+      const kp = k + j * kvs + g * (<usize>hd << 1), vp = v + j * kvs + g * (<usize>hd << 1);
+      const live = <i32>j <= maxPos;
+      for (let i = 0; i < hd; i += 4) {
+        const kv = live ? h2f4(v128.load16x4_u(kp + (<usize>i << 1))) : f32x4.splat(0);
+        v128.store(kg + j * hb + (<usize>i << 2), kv);
+        const vv = live ? h2f4(v128.load16x4_u(vp + (<usize>i << 1))) : f32x4.splat(0);
+        const vo = vg + (<usize>i * p16 + j) * 4;
+        store<f32>(vo, f32x4.extract_lane(vv, 0));
+        store<f32>(vo + p16 * 4, f32x4.extract_lane(vv, 1));
+        store<f32>(vo + p16 * 8, f32x4.extract_lane(vv, 2));
+        store<f32>(vo + p16 * 12, f32x4.extract_lane(vv, 3));
+      }
+    }
+  }
+}
+// the f32 at p + (l0 + 0..3) * stride as a vector
+@inline function gather4(p: usize, stride: usize, l0: i32): v128 {
+  const b = p + <usize>l0 * stride;
+  let r = f32x4.splat(load<f32>(b));
+  r = f32x4.replace_lane(r, 1, load<f32>(b + stride));
+  r = f32x4.replace_lane(r, 2, load<f32>(b + 2 * stride));
+  return f32x4.replace_lane(r, 3, load<f32>(b + 3 * stride));
+}
+@inline function vec_lanes(p: usize, stride: usize, l0: i32): v128 {
+  return f32x4.add(f32x4.add(gather4(p, stride, l0), gather4(p, stride, l0 + 32)), f32x4.add(gather4(p, stride, l0 + 16), gather4(p, stride, l0 + 48)));
+}
+
+// =============================================================================================
+// Free-order matmul kernels ('fast' numerics, the cpu device's default). Same integer block sums as
+// above, but the float side is plain f32 vector multiply-adds in whatever order is cheapest, and each
+// pass computes several weight rows (decode) or rows x tokens (prefill) so activation and weight loads
+// are shared. They agree with ggml's orders to float rounding (backend-ops test) and pass the parity
+// fixtures under the same tolerances; the exact kernels above remain for numerics 'exact'.

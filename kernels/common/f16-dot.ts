@@ -1,0 +1,32 @@
+import { f16x4, h2f } from './f16';
+import { reduce_add_16 } from './fmaf';
+
+@inline export function dot_f16_tiny(w: usize, a: usize, n: i32): f32 {
+  let l0 = f32x4.splat(0), l1 = l0, l2 = l0, l3 = l0;
+  for (let i = 0; i < n; i += 16) {
+    const wp = w + (<usize>i << 1), ap = a + (<usize>i << 2);
+    l0 = f32x4.add(l0, f32x4.mul(f16x4(wp), v128.load(ap)));
+    l1 = f32x4.add(l1, f32x4.mul(f16x4(wp + 8), v128.load(ap, 16)));
+    l2 = f32x4.add(l2, f32x4.mul(f16x4(wp + 16), v128.load(ap, 32)));
+    l3 = f32x4.add(l3, f32x4.mul(f16x4(wp + 24), v128.load(ap, 48)));
+  }
+  return reduce_add_16(l0, l1, l2, l3);
+}
+// lanes 4q..4q+3 of ggml_vec_dot_f16's 16 combined lanes: accumulators 4q.., 16+4q.., 32+4q.., 48+4q..
+@inline function f16_vec_lanes(w: usize, a: usize, np: i32, q: usize): v128 {
+  let s0 = f32x4.splat(0), s1 = s0, s2 = s0, s3 = s0;
+  for (let i = 0; i < np; i += 64) {
+    const wp = w + (<usize>i << 1) + (q << 3), ap = a + (<usize>i << 2) + (q << 4);
+    s0 = f32x4.add(s0, f32x4.mul(f16x4(wp), v128.load(ap)));
+    s1 = f32x4.add(s1, f32x4.mul(f16x4(wp + 32), v128.load(ap, 64)));
+    s2 = f32x4.add(s2, f32x4.mul(f16x4(wp + 64), v128.load(ap, 128)));
+    s3 = f32x4.add(s3, f32x4.mul(f16x4(wp + 96), v128.load(ap, 192)));
+  }
+  return f32x4.add(f32x4.add(s0, s2), f32x4.add(s1, s3));
+}
+@inline export function dot_f16_vec(w: usize, a: usize, n: i32): f32 {
+  const np = n & ~63;
+  let s = <f64>reduce_add_16(f16_vec_lanes(w, a, np, 0), f16_vec_lanes(w, a, np, 1), f16_vec_lanes(w, a, np, 2), f16_vec_lanes(w, a, np, 3));
+  for (let i = np; i < n; i++) s += <f64>(h2f(load<u16>(w + (<usize>i << 1))) * load<f32>(a + (<usize>i << 2)));
+  return <f32>s;
+}

@@ -1,0 +1,173 @@
+import { h2f, h2f4 } from '../common/f16';
+import { f32x4_of, fma2_tie, fmaf, hi_f64, lo_f64, round2, tie_any } from '../common/fmaf';
+import { hs2_i32, hs4_i32, hsum4_i32, hsum_i32x4 } from '../common/simd';
+import { ROW_TILE } from './tile';
+
+// unsigned nibbles of one Q4_0 block (16 bytes at q) . 32 int8 activations at a -> i32x4 partial sums
+@inline function q4_block(q: usize, a: usize): v128 {
+  const m = i16x8.splat(0x0f);
+  const v0 = v128.load8x8_u(q), v1 = v128.load8x8_u(q, 8);
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(v128.and(v0, m), v128.load8x8_s(a)), i32x4.dot_i16x8_s(v128.and(v1, m), v128.load8x8_s(a, 8))),
+    i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(v0, 4), v128.load8x8_s(a, 16)), i32x4.dot_i16x8_s(i16x8.shr_u(v1, 4), v128.load8x8_s(a, 24))));
+}
+// ggml_gemv/gemm_q4_0_8x8_q8_0 (Q4_0 weights with rows % 8 == 0 are repacked by llama.cpp): per block the
+// exact integer dot (the -8 offset folded out via the aux table's 8*sum(q)) fused-multiply-added with
+// d = d_w*d_a into one f32 accumulator
+@inline function dot_q4_0(w: usize, a: usize, ax: usize, nb: i32): f32 {
+  let acc: f32 = 0;
+  let cp = ax + (<usize>nb << 2), dp = ax;
+  const we = w + <usize>nb * 18;
+  while (w < we) {
+    const s = hsum_i32x4(i32x4.sub(q4_block(w + 2, a + 2), v128.load(cp)));
+    acc = fmaf(<f32>s, h2f(load<u16>(w)) * load<f32>(dp), acc);
+    w += 18; a += 34; cp += 16; dp += 4;
+  }
+  return acc;
+}
+export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_0(w + <usize>r * ws, at, ax + <usize>t * axs, nb));
+    }
+  }
+}
+// one Q4_0 block row (16 bytes of nibbles at q) . widened activations a0..a3 -> i32x4 partial sums
+@inline function q4r_row(q: usize, a0: v128, a1: v128, a2: v128, a3: v128): v128 {
+  const m = i16x8.splat(0x0f);
+  const u0 = v128.load8x8_u(q), u1 = v128.load8x8_u(q, 8);
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(v128.and(u0, m), a0), i32x4.dot_i16x8_s(v128.and(u1, m), a1)),
+    i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(u0, 4), a2), i32x4.dot_i16x8_s(i16x8.shr_u(u1, 4), a3)));
+}
+// The exact integer sums of one Q4_0r4 block for its 4 rows (lane = row), before the -8 offset.
+// SIMD128: nibbles widened on u16 lanes . the aux table's widened activations (ap, 64 B per block).
+// Relaxed SIMD: the 16 bytes of a row split into low/high nibbles (the 7-bit operand) . the Q8_0 block's
+// int8 quants (aq) in two i32x4.relaxed_dot_i8x16_i7x16_add_s; same integers.
+@inline function q4x_row(q: usize, alo: v128, ahi: v128): v128 {
+  const v = v128.load(q);
+  const lo = v128.and(v, i8x16.splat(0x0f)), hi = v128.and(i16x8.shr_u(v, 4), i8x16.splat(0x0f));
+  return i32x4.relaxed_dot_i8x16_i7x16_add_s(ahi, hi, i32x4.relaxed_dot_i8x16_i7x16_add_s(alo, lo, i32x4.splat(0)));
+}
+@inline function q4r4_sums(w: usize, ap: usize, aq: usize): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const alo = v128.load(aq), ahi = v128.load(aq, 16);
+    return hsum4_i32(q4x_row(w + 8, alo, ahi), q4x_row(w + 24, alo, ahi), q4x_row(w + 40, alo, ahi), q4x_row(w + 56, alo, ahi));
+  }
+  const a0 = v128.load(ap), a1 = v128.load(ap, 16), a2 = v128.load(ap, 32), a3 = v128.load(ap, 48);
+  return hsum4_i32(q4r_row(w + 8, a0, a1, a2, a3), q4r_row(w + 24, a0, a1, a2, a3), q4r_row(w + 40, a0, a1, a2, a3), q4r_row(w + 56, a0, a1, a2, a3));
+}
+// Each block's 4 integer sums (minus 8*sum(q)) meet the scales in one of two float orders, picked at compile
+// time by `exact`: ggml_gemv/gemm_q4_0_8x8_q8_0's per-row fused multiply-add chains (4 rows side by side in
+// two f64x2, FMA emulated), or free-order f32x4 multiply-adds ('fast' numerics).
+// exact: f64x2 c0 (rows 0-1) and c1 (rows 2-3) hold the chains; fast: c0 holds the 4 rows' f32 sums
+@inline function q4r4_result(c0: v128, c1: v128, exact: bool): v128 { return exact ? f32x4_of(c0, c1) : c0; }
+// 4 rows of a Q4_0r4 group against one activation row (Q8_0 quants at a, aux table at ax): 4 results at y
+@inline function dot4_q4_0r4(w: usize, a: usize, ax: usize, nb: i32, y: usize, exact: bool): void {
+  let c0 = f64x2.splat(0), c1 = c0;
+  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
+  const we = w + <usize>nb * 72;
+  while (w < we) {
+    const d4 = f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)));
+    const sums = i32x4.sub(q4r4_sums(w, ap, aq), i32x4.splat(load<i32>(cp)));
+    if (exact) {
+      // |sum| <= 32*8*128: exact in f32, so straight to f64
+      const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(sums), lo_f64(d4));
+      const p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sums, sums, 2, 3, 0, 1)), hi_f64(d4));
+      const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1);
+      const m = i64x2.splat(0x1fffffff), t = i64x2.splat(0x10000000);
+      if (v128.any_true(v128.or(i64x2.eq(v128.and(s0, m), t), i64x2.eq(v128.and(s1, m), t)))) {
+        c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1);
+      } else {
+        c0 = round2(s0); c1 = round2(s1);
+      }
+    } else {
+      c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(sums), d4));
+    }
+    w += 72; ap += 64; aq += 34; cp += 16; dp += 4;
+  }
+  v128.store(y, q4r4_result(c0, c1, exact));
+}
+// nibbles split on u16 lanes (l0, l1 low, h0, h1 high) . 32 widened activations at x -> i32x4 partial sums
+@inline function q4r_dot(l0: v128, l1: v128, h0: v128, h1: v128, x: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(l0, v128.load(x)), i32x4.dot_i16x8_s(l1, v128.load(x, 16))),
+    i32x4.add(i32x4.dot_i16x8_s(h0, v128.load(x, 32)), i32x4.dot_i16x8_s(h1, v128.load(x, 48))));
+}
+// dot4_q4_0r4 for two activation rows (tokens) at once, for prefill: each row's nibbles are split once for
+// both tokens, and every token keeps its own accumulators (the same float order as dot4_q4_0r4)
+@inline function dot4x2_q4_0r4(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize, exact: bool): void {
+  let c0 = f64x2.splat(0), c1 = c0, e0 = c0, e1 = c0;
+  let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
+  const m = i16x8.splat(0x0f);
+  const we = w + <usize>nb * 72;
+  while (w < we) {
+    let sa: v128, sb: v128;
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      sa = q4r4_sums(w, 0, aq);
+      sb = q4r4_sums(w, 0, aq + as);
+    } else {
+      let u0 = v128.load8x8_u(w, 8), u1 = v128.load8x8_u(w, 16);
+      let l0 = v128.and(u0, m), l1 = v128.and(u1, m), h0 = i16x8.shr_u(u0, 4), h1 = i16x8.shr_u(u1, 4);
+      const a0 = q4r_dot(l0, l1, h0, h1, ap), b0 = q4r_dot(l0, l1, h0, h1, ap + axs);
+      u0 = v128.load8x8_u(w, 24); u1 = v128.load8x8_u(w, 32);
+      l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
+      const a01 = hs2_i32(a0, q4r_dot(l0, l1, h0, h1, ap)), b01 = hs2_i32(b0, q4r_dot(l0, l1, h0, h1, ap + axs));
+      u0 = v128.load8x8_u(w, 40); u1 = v128.load8x8_u(w, 48);
+      l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
+      const a2 = q4r_dot(l0, l1, h0, h1, ap), b2 = q4r_dot(l0, l1, h0, h1, ap + axs);
+      u0 = v128.load8x8_u(w, 56); u1 = v128.load8x8_u(w, 64);
+      l0 = v128.and(u0, m); l1 = v128.and(u1, m); h0 = i16x8.shr_u(u0, 4); h1 = i16x8.shr_u(u1, 4);
+      const a23 = hs2_i32(a2, q4r_dot(l0, l1, h0, h1, ap)), b23 = hs2_i32(b2, q4r_dot(l0, l1, h0, h1, ap + axs));
+      sa = hs4_i32(a01, a23); sb = hs4_i32(b01, b23);
+    }
+    // the same integers as dot4_q4_0r4's sums - 8*sum(q)
+    sa = i32x4.sub(sa, i32x4.splat(load<i32>(cp)));
+    sb = i32x4.sub(sb, i32x4.splat(load<i32>(cp + axs)));
+    const hd = h2f4(v128.load16x4_u(w));
+    const da = f32x4.mul(hd, f32x4.splat(load<f32>(dp))), db = f32x4.mul(hd, f32x4.splat(load<f32>(dp + axs)));
+    if (exact) {
+      const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(sa), lo_f64(da));
+      const p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sa, sa, 2, 3, 0, 1)), hi_f64(da));
+      const p2 = f64x2.mul(f64x2.convert_low_i32x4_s(sb), lo_f64(db));
+      const p3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sb, sb, 2, 3, 0, 1)), hi_f64(db));
+      const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1), s2 = f64x2.add(p2, e0), s3 = f64x2.add(p3, e1);
+      if (tie_any(s0, s1, s2, s3)) {
+        c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1); e0 = fma2_tie(p2, e0); e1 = fma2_tie(p3, e1);
+      } else {
+        c0 = round2(s0); c1 = round2(s1); e0 = round2(s2); e1 = round2(s3);
+      }
+    } else {
+      c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(sa), da));
+      e0 = f32x4.add(e0, f32x4.mul(f32x4.convert_i32x4_s(sb), db));
+    }
+    w += 72; ap += 64; aq += 34; cp += 16; dp += 4;
+  }
+  v128.store(y, q4r4_result(c0, c1, exact));
+  v128.store(y + ys, q4r4_result(e0, e1, exact));
+}
+// rows [r0, r1) are whole groups of 4 (dispatched with align 4); tokens in pairs, then the odd one alone
+@inline function mm_q4_0r4_any(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, exact: bool): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    let t = 0;
+    for (; t + 2 <= nTok; t += 2) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r += 4) dot4x2_q4_0r4(w + <usize>r * ws, a + <usize>t * as, as, xt, axs, nb, yt + (<usize>r << 2), ys, exact);
+    }
+    for (; t < nTok; t++) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r += 4) dot4_q4_0r4(w + <usize>r * ws, a + <usize>t * as, xt, nb, yt + (<usize>r << 2), exact);
+    }
+  }
+}
+export function mm_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  mm_q4_0r4_any(r0, r1, w, ws, a, as, nTok, y, ys, nb, ax, axs, true);
+}
+// free-order ('fast' numerics)
+export function mmf_q4_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  mm_q4_0r4_any(r0, r1, w, ws, a, as, nTok, y, ys, nb, ax, axs, false);
+}

@@ -1,0 +1,248 @@
+import { h2f } from '../common/f16';
+import { f32x4_of, fma2_tie, fmaf, hi_f64, lo_f64, round2, tie_any } from '../common/fmaf';
+import { k4_scales, k4_summins } from '../common/kquant';
+import { dot32_w16, g4, hsum4_i32, hsum_i32x4 } from '../common/simd';
+import { ROW_TILE } from './tile';
+
+// One 64-value chunk of a Q4_K super-block: (low nibbles . 32 activations) * sl + (high nibbles . next 32) * sh,
+// exact in i32 lanes. qs: the chunk's 32 bytes; q8: widened activations (SIMD128); aq: int8 activations
+// (relaxed SIMD, the nibbles as the 7-bit operand).
+@inline function q4k_chunk(qs: usize, q8: usize, aq: usize, sl: v128, sh: v128): v128 {
+  let lo: v128, hi: v128;
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const v0 = v128.load(qs), v1 = v128.load(qs, 16), m = i8x16.splat(0x0f);
+    lo = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(aq, 16), v128.and(v1, m), i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(aq), v128.and(v0, m), i32x4.splat(0)));
+    hi = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(aq, 48), v128.and(i16x8.shr_u(v1, 4), m), i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(aq, 32), v128.and(i16x8.shr_u(v0, 4), m), i32x4.splat(0)));
+  } else {
+    const m4 = i16x8.splat(0x0f);
+    const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
+    lo = dot32_w16(v128.and(u0, m4), v128.and(u1, m4), v128.and(u2, m4), v128.and(u3, m4), q8);
+    hi = dot32_w16(i16x8.shr_u(u0, 4), i16x8.shr_u(u1, 4), i16x8.shr_u(u2, 4), i16x8.shr_u(u3, 4), q8 + 64);
+  }
+  return i32x4.add(i32x4.mul(lo, sl), i32x4.mul(hi, sh));
+}
+// Q4_K as llama.cpp runs repacked Q4_K weights (rows % 8 == 0): ggml_gemv_q4_K_8x8_q8_K fuses one
+// multiply-add per super-block (the whole integer sum by d = d_w*d_a, the mins' sum by dmin*d_a; result
+// acc - acc_min); the GEMM for groups of 4 activation rows (dot4t_q4_K) fuses one per 64 values.
+@inline function dot_q4_K(w: usize, a: usize, ax: usize, nb: i32, exact: bool): f32 {
+  let acc: f32 = 0, accm: f32 = 0;
+  const m4 = i16x8.splat(0x0f);
+  const end = w + <usize>nb * 144;
+  while (w < end) {
+    const ad = load<f32>(a);
+    const d = h2f(load<u16>(w)) * ad;
+    const dmin = h2f(load<u16>(w, 2)) * ad;
+    const smv = k4_scales(w + 4);
+    // sub-block scales as i32 pairs (lane 0: low nibbles' scale, lane 1: high nibbles'), rotated per step
+    let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let isum = i32x4.splat(0);
+    let qs = w + 16, q8 = ax, aq = a + 4;
+    const qe = qs + 128;
+    while (qs < qe) {
+      isum = i32x4.add(isum, q4k_chunk(qs, q8, aq, i32x4.shuffle(sc, sc, 0, 0, 0, 0), i32x4.shuffle(sc, sc, 1, 1, 1, 1)));
+      sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
+      sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
+      qs += 32; q8 += 128; aq += 64;
+    }
+    if (exact) {
+      acc = fmaf(<f32>hsum_i32x4(isum), d, acc);
+      accm = fmaf(<f32>k4_summins(smv, a), dmin, accm);
+    } else {
+      // 'fast' numerics: plain multiply-adds
+      acc += <f32>hsum_i32x4(isum) * d;
+      accm += <f32>k4_summins(smv, a) * dmin;
+    }
+    w += 144; a += 292; ax += 512;
+  }
+  return acc - accm;
+}
+// ggml_gemm_q4_K_8x8_q8_K for one weight row and 4 activation rows (tokens) at once: the nibbles are
+// decoded once for the 4 tokens, and the 4 tokens' FMA chains (one per 64 values) run side by side in
+// f64x2 lanes. a: token t's Q8_K row (as bytes apart), ax: its widened quants (axs apart); 4 results
+// at y, y + ys, y + 2ys, y + 3ys.
+@inline function q4k_minsums(a: usize, mins: v128): v128 {
+  const b0 = v128.load(a, 260), b1 = v128.load(a, 276);
+  const bs = i16x8.add(
+    i8x16.shuffle(b0, b1, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29),
+    i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31));
+  // [m0*B0 + m1*B1, m2*B2 + m3*B3, m4*B4 + m5*B5, m6*B6 + m7*B7]: the mins term of each 64 values
+  return g4(i32x4.extmul_low_i16x8_s(bs, mins), i32x4.extmul_high_i16x8_s(bs, mins));
+}
+@inline function dot4t_q4_K(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c0 = f64x2.splat(0), c1 = c0, m0 = c0, m1 = c0;
+  const m4 = i16x8.splat(0x0f);
+  const end = w + <usize>nb * 144;
+  while (w < end) {
+    let yd = f32x4.splat(load<f32>(a));
+    yd = f32x4.replace_lane(yd, 1, load<f32>(a + as));
+    yd = f32x4.replace_lane(yd, 2, load<f32>(a + 2 * as));
+    yd = f32x4.replace_lane(yd, 3, load<f32>(a + 3 * as));
+    const dd = f32x4.mul(f32x4.splat(h2f(load<u16>(w))), yd), dm = f32x4.mul(f32x4.splat(h2f(load<u16>(w, 2))), yd);
+    const ddl = lo_f64(dd), ddh = hi_f64(dd), dml = lo_f64(dm), dmh = hi_f64(dm);
+    const smv = k4_scales(w + 4);
+    const mins = i16x8.extend_high_i8x16_u(smv);
+    // mins terms, token-major, then transposed to step-major (M_j lane k = token k)
+    const t0 = q4k_minsums(a, mins), t1 = q4k_minsums(a + as, mins), t2 = q4k_minsums(a + 2 * as, mins), t3 = q4k_minsums(a + 3 * as, mins);
+    const u01a = i32x4.shuffle(t0, t1, 0, 4, 1, 5), u23a = i32x4.shuffle(t2, t3, 0, 4, 1, 5);
+    const u01b = i32x4.shuffle(t0, t1, 2, 6, 3, 7), u23b = i32x4.shuffle(t2, t3, 2, 6, 3, 7);
+    const mj0 = i32x4.shuffle(u01a, u23a, 0, 1, 4, 5), mj1 = i32x4.shuffle(u01a, u23a, 2, 3, 6, 7);
+    const mj2 = i32x4.shuffle(u01b, u23b, 0, 1, 4, 5), mj3 = i32x4.shuffle(u01b, u23b, 2, 3, 6, 7);
+    // the 8 sub-block scales on i16 lanes, rotated by 2 per step (lane 0: low nibbles', lane 1: high's).
+    // The nibbles are multiplied by their scale before the dot (<= 15*63 = 945, so each i16 product pair
+    // stays far inside i32 and the 64-value sum is the same exact integer as sum*scale): one i16 multiply
+    // per 8 weights shared by the 4 tokens instead of an i32 multiply per token.
+    let s16 = i16x8.extend_low_i8x16_u(smv);
+    let mja = mj0, mjb = mj1, mjc = mj2, mjd = mj3;
+    let qs = w + 16, q8 = ax;
+    for (let j = 0; j < 4; j++) {
+      const sl = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+      const sh = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+      const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
+      const l0 = i16x8.mul(v128.and(u0, m4), sl), l1 = i16x8.mul(v128.and(u1, m4), sl);
+      const l2 = i16x8.mul(v128.and(u2, m4), sl), l3 = i16x8.mul(v128.and(u3, m4), sl);
+      const h0 = i16x8.mul(i16x8.shr_u(u0, 4), sh), h1 = i16x8.mul(i16x8.shr_u(u1, 4), sh);
+      const h2 = i16x8.mul(i16x8.shr_u(u2, 4), sh), h3 = i16x8.mul(i16x8.shr_u(u3, 4), sh);
+      const p0 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8), dot32_w16(h0, h1, h2, h3, q8 + 64));
+      const p1 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + axs), dot32_w16(h0, h1, h2, h3, q8 + axs + 64));
+      const p2 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + 2 * axs), dot32_w16(h0, h1, h2, h3, q8 + 2 * axs + 64));
+      const p3 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + 3 * axs), dot32_w16(h0, h1, h2, h3, q8 + 3 * axs + 64));
+      // |sum of 64 values| <= 64*15*127*63 < 2^24 and the mins term likewise: exact in f32, so straight to f64
+      const sj = hsum4_i32(p0, p1, p2, p3);
+      const mj = mja;
+      mja = mjb; mjb = mjc; mjc = mjd;
+      const e0 = f64x2.mul(f64x2.convert_low_i32x4_s(sj), ddl);
+      const e1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sj, sj, 2, 3, 0, 1)), ddh);
+      const e2 = f64x2.mul(f64x2.convert_low_i32x4_s(mj), dml);
+      const e3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(mj, mj, 2, 3, 0, 1)), dmh);
+      // the four fmaf pairs with one (rarely taken) tie check
+      const f0 = f64x2.add(e0, c0), f1 = f64x2.add(e1, c1), f2 = f64x2.add(e2, m0), f3 = f64x2.add(e3, m1);
+      if (tie_any(f0, f1, f2, f3)) {
+        c0 = fma2_tie(e0, c0); c1 = fma2_tie(e1, c1); m0 = fma2_tie(e2, m0); m1 = fma2_tie(e3, m1);
+      } else {
+        c0 = round2(f0); c1 = round2(f1); m0 = round2(f2); m1 = round2(f3);
+      }
+      s16 = i8x16.shuffle(s16, s16, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3);
+      qs += 32; q8 += 128;
+    }
+    w += 144; a += 292; ax += 512;
+  }
+  const r = f32x4.sub(f32x4_of(c0, c1), f32x4_of(m0, m1));
+  store<f32>(y, f32x4.extract_lane(r, 0));
+  store<f32>(y + ys, f32x4.extract_lane(r, 1));
+  store<f32>(y + 2 * ys, f32x4.extract_lane(r, 2));
+  store<f32>(y + 3 * ys, f32x4.extract_lane(r, 3));
+}
+// Q4_K GEMM for 2 weight rows x 4 tokens per pass, in ggml_gemm_q4_K_8x8_q8_K's order (exact): each (row,
+// token) still gets one fused multiply-add per 64 values for the sums and one for the mins, as dot4t_q4_K,
+// but the 4 activation vectors loaded per step feed 2 rows, and the nibbles are multiplied by their 6-bit
+// scale on i16 lanes (<= 945, the 64-value sums stay < 2^24: exact in f32) once for the 4 tokens.
+@inline function dot2r4t_q4_K(w: usize, ws: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c00 = f64x2.splat(0), c01 = c00, m00 = c00, m01 = c00, c10 = c00, c11 = c00, m10 = c00, m11 = c00;
+  const m4 = i16x8.splat(0x0f);
+  for (let b = 0; b < nb; b++) {
+    const w1 = w + ws;
+    let yd = f32x4.splat(load<f32>(a));
+    yd = f32x4.replace_lane(yd, 1, load<f32>(a + as));
+    yd = f32x4.replace_lane(yd, 2, load<f32>(a + 2 * as));
+    yd = f32x4.replace_lane(yd, 3, load<f32>(a + 3 * as));
+    const dd0 = f32x4.mul(f32x4.splat(h2f(load<u16>(w))), yd), dm0 = f32x4.mul(f32x4.splat(h2f(load<u16>(w, 2))), yd);
+    const dd1 = f32x4.mul(f32x4.splat(h2f(load<u16>(w1))), yd), dm1 = f32x4.mul(f32x4.splat(h2f(load<u16>(w1, 2))), yd);
+    const smv0 = k4_scales(w + 4), smv1 = k4_scales(w1 + 4);
+    const mins0 = i16x8.extend_high_i8x16_u(smv0), mins1 = i16x8.extend_high_i8x16_u(smv1);
+    let sc0 = i16x8.extend_low_i8x16_u(smv0), sc1 = i16x8.extend_low_i8x16_u(smv1);
+    // mins terms per 64-value chunk (lane = token), transposed once per super-block and rotated per chunk
+    let t0 = q4k_minsums(a, mins0), t1 = q4k_minsums(a + as, mins0), t2 = q4k_minsums(a + 2 * as, mins0), t3 = q4k_minsums(a + 3 * as, mins0);
+    let ua = i32x4.shuffle(t0, t1, 0, 4, 1, 5), ub = i32x4.shuffle(t2, t3, 0, 4, 1, 5);
+    let uc = i32x4.shuffle(t0, t1, 2, 6, 3, 7), ud = i32x4.shuffle(t2, t3, 2, 6, 3, 7);
+    let ma0 = i32x4.shuffle(ua, ub, 0, 1, 4, 5), mb0 = i32x4.shuffle(ua, ub, 2, 3, 6, 7);
+    let mc0 = i32x4.shuffle(uc, ud, 0, 1, 4, 5), md0 = i32x4.shuffle(uc, ud, 2, 3, 6, 7);
+    t0 = q4k_minsums(a, mins1); t1 = q4k_minsums(a + as, mins1); t2 = q4k_minsums(a + 2 * as, mins1); t3 = q4k_minsums(a + 3 * as, mins1);
+    ua = i32x4.shuffle(t0, t1, 0, 4, 1, 5); ub = i32x4.shuffle(t2, t3, 0, 4, 1, 5);
+    uc = i32x4.shuffle(t0, t1, 2, 6, 3, 7); ud = i32x4.shuffle(t2, t3, 2, 6, 3, 7);
+    let ma1 = i32x4.shuffle(ua, ub, 0, 1, 4, 5), mb1 = i32x4.shuffle(ua, ub, 2, 3, 6, 7);
+    let mc1 = i32x4.shuffle(uc, ud, 0, 1, 4, 5), md1 = i32x4.shuffle(uc, ud, 2, 3, 6, 7);
+    let qs = w + 16, q8 = ax;
+    for (let j = 0; j < 4; j++) {
+      let p00 = i32x4.splat(0), p01 = p00, p02 = p00, p03 = p00, p10 = p00, p11 = p00, p12 = p00, p13 = p00;
+      for (let half = 0; half < 2; half++) {
+        // sub-block 2j + half: the low (half 0) or high (half 1) nibbles of the chunk's 32 bytes
+        const s0 = i8x16.shuffle(sc0, sc0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+        const s1 = i8x16.shuffle(sc1, sc1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+        const sh = half << 2;
+        for (let k: usize = 0; k < 32; k += 8) {
+          const x0 = i16x8.mul(v128.and(i16x8.shr_u(v128.load8x8_u(qs + k), sh), m4), s0);
+          const x1 = i16x8.mul(v128.and(i16x8.shr_u(v128.load8x8_u(qs + ws + k), sh), m4), s1);
+          const o = q8 + (k << 1);
+          let at = v128.load(o);
+          p00 = i32x4.add(p00, i32x4.dot_i16x8_s(x0, at)); p10 = i32x4.add(p10, i32x4.dot_i16x8_s(x1, at));
+          at = v128.load(o + axs);
+          p01 = i32x4.add(p01, i32x4.dot_i16x8_s(x0, at)); p11 = i32x4.add(p11, i32x4.dot_i16x8_s(x1, at));
+          at = v128.load(o + 2 * axs);
+          p02 = i32x4.add(p02, i32x4.dot_i16x8_s(x0, at)); p12 = i32x4.add(p12, i32x4.dot_i16x8_s(x1, at));
+          at = v128.load(o + 3 * axs);
+          p03 = i32x4.add(p03, i32x4.dot_i16x8_s(x0, at)); p13 = i32x4.add(p13, i32x4.dot_i16x8_s(x1, at));
+        }
+        sc0 = i8x16.shuffle(sc0, sc0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1);
+        sc1 = i8x16.shuffle(sc1, sc1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1);
+        q8 += 64;
+      }
+      qs += 32;
+      // the chunk's exact sums (lane = token) and mins terms, then the fmaf chains as dot4t_q4_K
+      const sj0 = hsum4_i32(p00, p01, p02, p03), sj1 = hsum4_i32(p10, p11, p12, p13);
+      const mj0 = ma0, mj1 = ma1;
+      ma0 = mb0; mb0 = mc0; mc0 = md0; ma1 = mb1; mb1 = mc1; mc1 = md1;
+      let e0 = f64x2.mul(f64x2.convert_low_i32x4_s(sj0), lo_f64(dd0));
+      let e1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sj0, sj0, 2, 3, 0, 1)), hi_f64(dd0));
+      let e2 = f64x2.mul(f64x2.convert_low_i32x4_s(mj0), lo_f64(dm0));
+      let e3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(mj0, mj0, 2, 3, 0, 1)), hi_f64(dm0));
+      let f0 = f64x2.add(e0, c00), f1 = f64x2.add(e1, c01), f2 = f64x2.add(e2, m00), f3 = f64x2.add(e3, m01);
+      if (tie_any(f0, f1, f2, f3)) {
+        c00 = fma2_tie(e0, c00); c01 = fma2_tie(e1, c01); m00 = fma2_tie(e2, m00); m01 = fma2_tie(e3, m01);
+      } else {
+        c00 = round2(f0); c01 = round2(f1); m00 = round2(f2); m01 = round2(f3);
+      }
+      e0 = f64x2.mul(f64x2.convert_low_i32x4_s(sj1), lo_f64(dd1));
+      e1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sj1, sj1, 2, 3, 0, 1)), hi_f64(dd1));
+      e2 = f64x2.mul(f64x2.convert_low_i32x4_s(mj1), lo_f64(dm1));
+      e3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(mj1, mj1, 2, 3, 0, 1)), hi_f64(dm1));
+      f0 = f64x2.add(e0, c10); f1 = f64x2.add(e1, c11); f2 = f64x2.add(e2, m10); f3 = f64x2.add(e3, m11);
+      if (tie_any(f0, f1, f2, f3)) {
+        c10 = fma2_tie(e0, c10); c11 = fma2_tie(e1, c11); m10 = fma2_tie(e2, m10); m11 = fma2_tie(e3, m11);
+      } else {
+        c10 = round2(f0); c11 = round2(f1); m10 = round2(f2); m11 = round2(f3);
+      }
+    }
+    w += 144; a += 292; ax += 512;
+  }
+  const r0 = f32x4.sub(f32x4_of(c00, c01), f32x4_of(m00, m01)), r1 = f32x4.sub(f32x4_of(c10, c11), f32x4_of(m10, m11));
+  store<f32>(y, f32x4.extract_lane(r0, 0)); store<f32>(y + ys, f32x4.extract_lane(r0, 1));
+  store<f32>(y + 2 * ys, f32x4.extract_lane(r0, 2)); store<f32>(y + 3 * ys, f32x4.extract_lane(r0, 3));
+  store<f32>(y + 4, f32x4.extract_lane(r1, 0)); store<f32>(y + ys + 4, f32x4.extract_lane(r1, 1));
+  store<f32>(y + 2 * ys + 4, f32x4.extract_lane(r1, 2)); store<f32>(y + 3 * ys + 4, f32x4.extract_lane(r1, 3));
+}
+// activation rows t < nGemm (a multiple of 4) take the GEMM order, 4 at a time; the rest the GEMV order,
+// whose float side is ggml's (exact) or plain multiply-adds (fast)
+@inline function mm_q4_K_any(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, nGemm: i32, exact: bool): void {
+  // tiles of ROW_TILE rows stay in L1 while the activation rows pass over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    let t = 0;
+    for (; t + 4 <= nGemm; t += 4) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      let r = rt;
+      for (; r + 2 <= re; r += 2) dot2r4t_q4_K(w + <usize>r * ws, ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+      if (r < re) dot4t_q4_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+    }
+    for (; t < nTok; t++) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, xt, nb, exact));
+    }
+  }
+}
+export function mm_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, nGemm: i32): void {
+  mm_q4_K_any(r0, r1, w, ws, a, as, nTok, y, ys, nb, ax, axs, nGemm, true);
+}
+export function mmf_q4_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, nGemm: i32): void {
+  mm_q4_K_any(r0, r1, w, ws, a, as, nTok, y, ys, nb, ax, axs, nGemm, false);
+}

@@ -1,0 +1,146 @@
+import { h2f } from '../common/f16';
+import { f32x4_of, fma2, fma2_tie, hi_f64, hsum_float_8, lo_f64, round2, tie_any } from '../common/fmaf';
+import { g4 } from '../common/simd';
+import { ROW_TILE } from './tile';
+
+// 16 values (u8, < 64) . their activations -> sums of 4 consecutive values (i32x4): widened activations at a
+// (SIMD128) or one relaxed dot product with the int8 activations at aq (the values are the 7-bit operand)
+@inline function dot16_g4x(u: v128, a: usize, aq: usize): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(aq), u, i32x4.splat(0));
+  return dot16_g4(u, a);
+}
+// 16 unsigned bytes . 16 widened activations at a -> sums of 4 consecutive values (i32x4)
+@inline function dot16_g4(u: v128, a: usize): v128 {
+  return g4(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load(a, 16)));
+}
+// ggml_vec_dot_q6_K_q8_K (AVX2; Q6_K is not repacked): 8 int32 lanes per super-block (lane l = values
+// 4l..4l+3 of every 32, times their 16-value scale, minus 32*(sc[2l]*bsum[2l] + sc[2l+1]*bsum[2l+1])),
+// each converted to f32 and fused-multiply-added by d into its own accumulator, hsum_float_8
+@inline function dot_q6_K(w: usize, a: usize, ax: usize, nb: i32): f32 {
+  let c0 = f64x2.splat(0), c1 = c0, c2 = c0, c3 = c0;
+  const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
+  const end = w + <usize>nb * 210;
+  while (w < end) {
+    const dd = f64x2.splat(<f64>(load<f32>(a) * h2f(load<u16>(w, 208))));
+    const scv = v128.load(w, 192);
+    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
+    let l0 = i32x4.mul(i32x4.dot_i16x8_s(s16l, v128.load(a, 260)), i32x4.splat(-32));
+    let l1 = i32x4.mul(i32x4.dot_i16x8_s(s16h, v128.load(a, 276)), i32x4.splat(-32));
+    // step k = (half n, l/16) uses scales 8n + l/16 + {0, 2, 4, 6}; even steps feed lanes 0..3, odd 4..7
+    const ev = i8x16.shuffle(s16l, s16h, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29);
+    const od = i8x16.shuffle(s16l, s16h, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+    let v0 = i32x4.extend_low_i16x8_s(ev), v1 = i32x4.extend_low_i16x8_s(od);
+    let v2 = i32x4.extend_high_i16x8_s(ev), v3 = i32x4.extend_high_i16x8_s(od);
+    let ql = w, qh = w + 128, q8 = ax, aq = a + 4;
+    for (let k = 0; k < 4; k++) {
+      const qa = v128.load(ql), qb = v128.load(ql, 32), h = v128.load(qh);
+      const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30));
+      const x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
+      const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30));
+      const x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
+      const p = i32x4.add(
+        i32x4.add(i32x4.mul(dot16_g4x(x1, q8, aq), i32x4.shuffle(v0, v0, 0, 0, 0, 0)), i32x4.mul(dot16_g4x(x2, q8 + 64, aq + 32), i32x4.shuffle(v0, v0, 1, 1, 1, 1))),
+        i32x4.add(i32x4.mul(dot16_g4x(x3, q8 + 128, aq + 64), i32x4.shuffle(v0, v0, 2, 2, 2, 2)), i32x4.mul(dot16_g4x(x4, q8 + 192, aq + 96), i32x4.shuffle(v0, v0, 3, 3, 3, 3))));
+      if (k & 1) l1 = i32x4.add(l1, p); else l0 = i32x4.add(l0, p);
+      const t = v0; v0 = v1; v1 = v2; v2 = v3; v3 = t;
+      // k: 0 -> (ql 0, qh 0, q8 0), 1 -> (16, 16, 16), 2 -> (64, 32, 128), 3 -> (80, 48, 144)
+      const step: usize = (k & 1) ? 48 : 16;
+      ql += step; qh += 16; q8 += (k & 1) ? 224 : 32; aq += (k & 1) ? 112 : 16;
+    }
+    const f0 = f32x4.convert_i32x4_s(l0), f1 = f32x4.convert_i32x4_s(l1);
+    c0 = fma2(f64x2.mul(lo_f64(f0), dd), c0);
+    c1 = fma2(f64x2.mul(hi_f64(f0), dd), c1);
+    c2 = fma2(f64x2.mul(lo_f64(f1), dd), c2);
+    c3 = fma2(f64x2.mul(hi_f64(f1), dd), c3);
+    w += 210; a += 292; ax += 512;
+  }
+  return hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3));
+}
+// ggml_vec_dot_q6_K_q8_K's order for two activation rows (tokens) at once, for prefill: the 6-bit values
+// are decoded once for both tokens with their 16-value scale folded in (q * sc on i16 lanes, |.| <= 63*128),
+// so each token's lane sums are plain i16 dot products giving the same exact integers as dot_q6_K's
+// (|lane| <= 32 * 8064 * 128 < 2^31); ggml's mins term stays per sub-block pair as there. Each token keeps
+// its own 8 fmaf lanes and hsum_float_8. a/ax: token 0's Q8_K row and widened quants, token 1's as/axs on.
+// 16 scaled weights (i16, two vectors) . 16 widened activations at o -> sums of 4 consecutive values
+@inline function q6w_g4(wl: v128, wh: v128, o: usize): v128 {
+  return g4(i32x4.dot_i16x8_s(wl, v128.load(o)), i32x4.dot_i16x8_s(wh, v128.load(o, 16)));
+}
+@inline function dot2t_q6_K(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c0 = f64x2.splat(0), c1 = c0, c2 = c0, c3 = c0;
+  let e0 = c0, e1 = c0, e2 = c0, e3 = c0;
+  const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
+  const end = w + <usize>nb * 210;
+  while (w < end) {
+    const dw = h2f(load<u16>(w, 208));
+    const dd0 = f64x2.splat(<f64>(load<f32>(a) * dw)), dd1 = f64x2.splat(<f64>(load<f32>(a + as) * dw));
+    const scv = v128.load(w, 192);
+    // step k uses scales 8*(k>>1) + (k&1) + {0, 2, 4, 6}: lanes 0, 2, 4, 6 of ss0, rotated per step
+    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
+    let ss0 = s16l, ss1 = i8x16.shuffle(s16l, s16l, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1);
+    let ss2 = s16h, ss3 = i8x16.shuffle(s16h, s16h, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1);
+    // ggml's mins term per lane: -32 * (sc[2l]*bsum[2l] + sc[2l+1]*bsum[2l+1]) (sub-block pairs, not the lanes' values)
+    let l0 = i32x4.mul(i32x4.dot_i16x8_s(s16l, v128.load(a, 260)), i32x4.splat(-32));
+    let l1 = i32x4.mul(i32x4.dot_i16x8_s(s16h, v128.load(a, 276)), i32x4.splat(-32));
+    let k0 = i32x4.mul(i32x4.dot_i16x8_s(s16l, v128.load(a + as, 260)), i32x4.splat(-32));
+    let k1 = i32x4.mul(i32x4.dot_i16x8_s(s16h, v128.load(a + as, 276)), i32x4.splat(-32));
+    let ql = w, qh = w + 128, q8 = ax;
+    for (let k = 0; k < 4; k++) {
+      const ss = ss0;
+      ss0 = ss1; ss1 = ss2; ss2 = ss3;
+      const qa = v128.load(ql), qb = v128.load(ql, 32), h = v128.load(qh);
+      // x1..x4 (16 values each, at activation offsets 0, 64, 128, 192 bytes of i16) times their scale
+      const x1 = (v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)));
+      const x2 = (v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)));
+      const x3 = (v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)));
+      const x4 = (v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)));
+      const sc1 = i8x16.shuffle(ss, ss, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+      const sc2 = i8x16.shuffle(ss, ss, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5);
+      const sc3 = i8x16.shuffle(ss, ss, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9);
+      const sc4 = i8x16.shuffle(ss, ss, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13);
+      const w1l = i16x8.mul(i16x8.extend_low_i8x16_s(x1), sc1), w1h = i16x8.mul(i16x8.extend_high_i8x16_s(x1), sc1);
+      const w2l = i16x8.mul(i16x8.extend_low_i8x16_s(x2), sc2), w2h = i16x8.mul(i16x8.extend_high_i8x16_s(x2), sc2);
+      const w3l = i16x8.mul(i16x8.extend_low_i8x16_s(x3), sc3), w3h = i16x8.mul(i16x8.extend_high_i8x16_s(x3), sc3);
+      const w4l = i16x8.mul(i16x8.extend_low_i8x16_s(x4), sc4), w4h = i16x8.mul(i16x8.extend_high_i8x16_s(x4), sc4);
+      const p = i32x4.add(i32x4.add(q6w_g4(w1l, w1h, q8), q6w_g4(w2l, w2h, q8 + 64)), i32x4.add(q6w_g4(w3l, w3h, q8 + 128), q6w_g4(w4l, w4h, q8 + 192)));
+      const q8b = q8 + axs;
+      const r = i32x4.add(i32x4.add(q6w_g4(w1l, w1h, q8b), q6w_g4(w2l, w2h, q8b + 64)), i32x4.add(q6w_g4(w3l, w3h, q8b + 128), q6w_g4(w4l, w4h, q8b + 192)));
+      if (k & 1) { l1 = i32x4.add(l1, p); k1 = i32x4.add(k1, r); } else { l0 = i32x4.add(l0, p); k0 = i32x4.add(k0, r); }
+      // k: 0 -> (ql 0, qh 0, q8 0), 1 -> (16, 16, 16), 2 -> (64, 32, 128), 3 -> (80, 48, 144)
+      const step: usize = (k & 1) ? 48 : 16;
+      ql += step; qh += 16; q8 += (k & 1) ? 224 : 32;
+    }
+    const f0 = f32x4.convert_i32x4_s(l0), f1 = f32x4.convert_i32x4_s(l1);
+    const g0 = f32x4.convert_i32x4_s(k0), g1 = f32x4.convert_i32x4_s(k1);
+    const p0 = f64x2.mul(lo_f64(f0), dd0), p1 = f64x2.mul(hi_f64(f0), dd0), p2 = f64x2.mul(lo_f64(f1), dd0), p3 = f64x2.mul(hi_f64(f1), dd0);
+    const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1), s2 = f64x2.add(p2, c2), s3 = f64x2.add(p3, c3);
+    if (tie_any(s0, s1, s2, s3)) {
+      c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1); c2 = fma2_tie(p2, c2); c3 = fma2_tie(p3, c3);
+    } else {
+      c0 = round2(s0); c1 = round2(s1); c2 = round2(s2); c3 = round2(s3);
+    }
+    const q0 = f64x2.mul(lo_f64(g0), dd1), q1 = f64x2.mul(hi_f64(g0), dd1), q2 = f64x2.mul(lo_f64(g1), dd1), q3 = f64x2.mul(hi_f64(g1), dd1);
+    const t0 = f64x2.add(q0, e0), t1 = f64x2.add(q1, e1), t2 = f64x2.add(q2, e2), t3 = f64x2.add(q3, e3);
+    if (tie_any(t0, t1, t2, t3)) {
+      e0 = fma2_tie(q0, e0); e1 = fma2_tie(q1, e1); e2 = fma2_tie(q2, e2); e3 = fma2_tie(q3, e3);
+    } else {
+      e0 = round2(t0); e1 = round2(t1); e2 = round2(t2); e3 = round2(t3);
+    }
+    w += 210; a += 292; ax += 512;
+  }
+  store<f32>(y, hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3)));
+  store<f32>(y + ys, hsum_float_8(f32x4_of(e0, e1), f32x4_of(e2, e3)));
+}
+export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    let t = 0;
+    for (; t + 2 <= nTok; t += 2) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) dot2t_q6_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+    }
+    for (; t < nTok; t++) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q6_K(w + <usize>r * ws, at, xt, nb));
+    }
+  }
+}

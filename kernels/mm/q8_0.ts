@@ -1,0 +1,128 @@
+import { h2f, h2f4 } from '../common/f16';
+import { f32x4_of, fma2_tie, hsum_float_8, round2, tie_any } from '../common/fmaf';
+import { g4, hsum4_i32, hsum_f32x4 } from '../common/simd';
+import { ROW_TILE } from './tile';
+
+// ggml_vec_dot_q8_0_q8_0 on x86 (and tinyBLAS_Q0_AVX, same arithmetic): 8 int32 lanes per block (lane l =
+// values 4l..4l+3), each fused-multiply-added by d = d_w*d_a into its own f32 accumulator, hsum_float_8.
+// The lane sums (|s| <= 4*127*128) convert to f64 exactly.
+@inline function q8_0_lanes(w: usize, a: usize): v128 {
+  return g4(i32x4.dot_i16x8_s(v128.load8x8_s(w, 2), v128.load8x8_s(a, 2)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 10), v128.load8x8_s(a, 10)));
+}
+@inline function q8_0_lanes_hi(w: usize, a: usize): v128 {
+  return g4(i32x4.dot_i16x8_s(v128.load8x8_s(w, 18), v128.load8x8_s(a, 18)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 26), v128.load8x8_s(a, 26)));
+}
+@inline function dot_q8_0(w: usize, a: usize, ax: usize, nb: i32): f32 {
+  let c0 = f64x2.splat(0), c1 = c0, c2 = c0, c3 = c0;
+  let dp = ax;
+  const we = w + <usize>nb * 34;
+  while (w < we) {
+    const dd = f64x2.splat(<f64>(h2f(load<u16>(w)) * load<f32>(dp)));
+    const lo = q8_0_lanes(w, a), hi = q8_0_lanes_hi(w, a);
+    const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(lo), dd), p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(lo, lo, 2, 3, 0, 1)), dd);
+    const p2 = f64x2.mul(f64x2.convert_low_i32x4_s(hi), dd), p3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(hi, hi, 2, 3, 0, 1)), dd);
+    const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1), s2 = f64x2.add(p2, c2), s3 = f64x2.add(p3, c3);
+    if (tie_any(s0, s1, s2, s3)) {
+      c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1); c2 = fma2_tie(p2, c2); c3 = fma2_tie(p3, c3);
+    } else {
+      c0 = round2(s0); c1 = round2(s1); c2 = round2(s2); c3 = round2(s3);
+    }
+    w += 34; a += 34; dp += 4;
+  }
+  return hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3));
+}
+export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q8_0(w + <usize>r * ws, at, xt, nb));
+    }
+  }
+}
+// ---- Q8_0 (activations: Q8_0 aux table, i16 quants at ax + 20*nb, f32 d at ax) ----
+@inline function q8f_dot(w: usize, ap: usize): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 2), v128.load(ap)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 10), v128.load(ap, 16))),
+    i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(w, 18), v128.load(ap, 32)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 26), v128.load(ap, 48))));
+}
+// one row . one token (plain Q8_0 layout: only weights with rows % 4 != 0 stay in it in fast numerics)
+@inline function dot1r_q8_0f(w: usize, ax: usize, nb: i32): f32 {
+  let c0 = f32x4.splat(0);
+  let dp = ax, ap = ax + <usize>nb * 20;
+  const we = w + <usize>nb * 34;
+  while (w < we) {
+    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(q8f_dot(w, ap)), f32x4.splat(h2f(load<u16>(w)) * load<f32>(dp))));
+    w += 34; dp += 4; ap += 64;
+  }
+  return hsum_f32x4(c0);
+}
+export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    for (let t = 0; t < nTok; t++) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot1r_q8_0f(w + <usize>r * ws, xt, nb));
+    }
+  }
+}
+// ---- Q8_0 with 4 rows interleaved (Q8_0r4, [4 x f16 d][4 x 32 B quants] per block): one contiguous
+// weight stream per 4 rows (4 separate short row streams defeat the hardware prefetcher at ~1 KiB rows) ----
+@inline function dot4_q8_0r4f(w: usize, ax: usize, nb: i32, y: usize): void {
+  let c = f32x4.splat(0);
+  let dp = ax, ap = ax + <usize>nb * 20;
+  const we = w + <usize>nb * 136;
+  while (w < we) {
+    let p0 = i32x4.splat(0), p1 = p0, p2 = p0, p3 = p0;
+    for (let k: usize = 0; k < 32; k += 8) {
+      const a0 = v128.load(ap + (k << 1));
+      p0 = i32x4.add(p0, i32x4.dot_i16x8_s(v128.load8x8_s(w + 8 + k), a0));
+      p1 = i32x4.add(p1, i32x4.dot_i16x8_s(v128.load8x8_s(w + 40 + k), a0));
+      p2 = i32x4.add(p2, i32x4.dot_i16x8_s(v128.load8x8_s(w + 72 + k), a0));
+      p3 = i32x4.add(p3, i32x4.dot_i16x8_s(v128.load8x8_s(w + 104 + k), a0));
+    }
+    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p0, p1, p2, p3)), f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)))));
+    w += 136; dp += 4; ap += 64;
+  }
+  v128.store(y, c);
+}
+// 4 rows x 2 tokens
+@inline function dot4x2_q8_0r4f(w: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c0 = f32x4.splat(0), c1 = c0;
+  let dp = ax, ap = ax + <usize>nb * 20;
+  const we = w + <usize>nb * 136;
+  while (w < we) {
+    let p00 = i32x4.splat(0), p10 = p00, p20 = p00, p30 = p00, p01 = p00, p11 = p00, p21 = p00, p31 = p00;
+    for (let k: usize = 0; k < 32; k += 8) {
+      const a0 = v128.load(ap + (k << 1)), a1 = v128.load(ap + axs + (k << 1));
+      const w0 = v128.load8x8_s(w + 8 + k), w1 = v128.load8x8_s(w + 40 + k);
+      const w2 = v128.load8x8_s(w + 72 + k), w3 = v128.load8x8_s(w + 104 + k);
+      p00 = i32x4.add(p00, i32x4.dot_i16x8_s(w0, a0)); p01 = i32x4.add(p01, i32x4.dot_i16x8_s(w0, a1));
+      p10 = i32x4.add(p10, i32x4.dot_i16x8_s(w1, a0)); p11 = i32x4.add(p11, i32x4.dot_i16x8_s(w1, a1));
+      p20 = i32x4.add(p20, i32x4.dot_i16x8_s(w2, a0)); p21 = i32x4.add(p21, i32x4.dot_i16x8_s(w2, a1));
+      p30 = i32x4.add(p30, i32x4.dot_i16x8_s(w3, a0)); p31 = i32x4.add(p31, i32x4.dot_i16x8_s(w3, a1));
+    }
+    const dw = h2f4(v128.load16x4_u(w));
+    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p00, p10, p20, p30)), f32x4.mul(dw, f32x4.splat(load<f32>(dp)))));
+    c1 = f32x4.add(c1, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p01, p11, p21, p31)), f32x4.mul(dw, f32x4.splat(load<f32>(dp + axs)))));
+    w += 136; dp += 4; ap += 64;
+  }
+  v128.store(y, c0);
+  v128.store(y + ys, c1);
+}
+// rows [r0, r1) are whole groups of 4 (dispatched with align 4)
+export function mmf_q8_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  for (let rt = r0; rt < r1; rt += ROW_TILE) {
+    const re = min(rt + ROW_TILE, r1);
+    let t = 0;
+    for (; t + 2 <= nTok; t += 2) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r += 4) dot4x2_q8_0r4f(w + <usize>r * ws, xt, axs, nb, yt + (<usize>r << 2), ys);
+    }
+    for (; t < nTok; t++) {
+      const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r += 4) dot4_q8_0r4f(w + <usize>r * ws, xt, nb, yt + (<usize>r << 2));
+    }
+  }
+}

@@ -1,0 +1,327 @@
+// Compiling a split's nodes for the cpu device, once per plan: every node's operands checked against their
+// placements (so no kernel writes outside its buffers whatever the file says), then bound into a runner
+// with its pointers, typed-array views, argument objects and scratch fixed, so computing a node allocates
+// nothing. Nodes no WASM kernel reproduces run the reference kernel on views of the same memory, bound
+// here too (with its scratch) so they allocate nothing either.
+import type { Placement } from '../backend.js';
+import type { Graph, TensorDesc } from '../../graph/graph.js';
+import { nElements } from '../../graph/graph.js';
+import { GgmlType } from '../../gguf/ggml-types.js';
+import { computeNode } from '../reference/device.js';
+import { mulMat, mulMatScratchBytes } from '../reference/matmul.js';
+import * as ref from '../reference/ops.js';
+import type { CpuBuffer } from './buffer.js';
+import { profiled, profileKey } from './profile.js';
+import { typeId, wasmAttention, wasmMatmul } from './policy.js';
+import { CpuRuntimeError } from './runtime/errors.js';
+import { rowBytesOf } from './runtime/layouts.js';
+import type { CpuRuntime, GgmlAttentionArgs, RopeArgs } from './runtime.js';
+
+export interface Program {
+  placement: (id: number) => Placement;
+  /** the memory's size when compiled: views bound here are over that buffer */
+  bytes: number;
+  run: (() => void)[];
+}
+
+const ptrOf = (p: Placement) => (p.buffer as CpuBuffer).ptr + p.offset;
+
+/** Bytes a tensor's shape and type occupy. */
+export function tensorBytes(t: TensorDesc): number {
+  const rows = t.shape.slice(1).reduce((a, b) => a * b, 1);
+  if (typeof t.dtype === 'number') return rowBytesOf(t.dtype, t.shape[0] ?? 1) * rows;
+  return nElements(t) * (t.dtype === 'f16' ? 2 : 4);
+}
+
+function outOfBounds(g: Graph, t: TensorDesc, what: string): CpuRuntimeError {
+  return new CpuRuntimeError('OUT_OF_BOUNDS', `cpu device: node ${t.name} (${t.op}): ${what}`);
+}
+
+/**
+ * Checks that every operand of node t fits its placement (its shape's bytes within the placement, the
+ * placement within its buffer) and that the shapes the kernels combine agree (row widths, head counts,
+ * cache rows), so every kernel's reads and writes stay inside the tensors' placements.
+ */
+export function checkNode(g: Graph, t: TensorDesc, at: (id: number) => Placement): void {
+  const fits = (x: TensorDesc) => {
+    const p = at(x.id), need = tensorBytes(x);
+    if (need > p.nBytes) throw outOfBounds(g, t, `${x.name} needs ${need} bytes (shape [${x.shape}]) but its placement holds ${p.nBytes}`);
+    if (p.offset < 0 || p.offset + p.nBytes > p.buffer.size) throw outOfBounds(g, t, `${x.name}'s placement [${p.offset}, ${p.offset + p.nBytes}) lies outside its ${p.buffer.size}-byte buffer`);
+  };
+  fits(t);
+  for (const s of t.src) fits(g.tensors[s]!);
+  const src = (i: number) => g.tensors[t.src[i]!]!;
+  const need = (ok: boolean, what: string) => { if (!ok) throw outOfBounds(g, t, what); };
+  const n = nElements(t);
+  switch (t.op) {
+    case 'mul_mat': {
+      const w = src(0), x = src(1);
+      need(x.shape[0] === w.shape[0], `activation rows of ${x.shape[0]} values for weight ${w.name} rows of ${w.shape[0]}`);
+      need(t.shape[0] === (w.shape[1] ?? 1) && nElements(t) === (w.shape[1] ?? 1) * (x.shape[1] ?? 1), `result [${t.shape}] is not [${w.shape[1] ?? 1}, ${x.shape[1] ?? 1}]`);
+      break;
+    }
+    case 'get_rows': {
+      const w = src(0), ids = src(1);
+      need(t.shape[0] === w.shape[0] && n === w.shape[0]! * ids.shape[0]!, `result [${t.shape}] is not ${ids.shape[0]} rows of ${w.shape[0]}`);
+      break;
+    }
+    case 'add': case 'mul': {
+      const na = nElements(src(0)), nb = nElements(src(1));
+      need(na >= n && nb > 0 && n % nb === 0, `operands of ${na} and ${nb} values for a result of ${n}`);
+      break;
+    }
+    case 'scale': case 'softcap': case 'rms_norm':
+      need(nElements(src(0)) >= n, `input of ${nElements(src(0))} values for a result of ${n}`);
+      if (t.op === 'rms_norm') need((t.params.rowLen as number) > 0 && n % (t.params.rowLen as number) === 0, `rows of ${t.params.rowLen} in ${n} values`);
+      break;
+    case 'swiglu': case 'geglu':
+      need(nElements(src(0)) >= n && nElements(src(1)) >= n, `inputs of ${nElements(src(0))} and ${nElements(src(1))} values for a result of ${n}`);
+      break;
+    case 'view_cols': {
+      const w = t.shape[0]!, srcW = src(0).shape[0]!, off = t.params.offset as number;
+      need(off >= 0 && off + w <= srcW && nElements(src(0)) >= (n / w) * srcW, `columns [${off}, ${off + w}) of rows of ${srcW}`);
+      break;
+    }
+    case 'kv_store': {
+      const cache = src(0), x = src(1), pos = src(2);
+      need(x.shape[0] === cache.shape[0], `rows of ${x.shape[0]} values stored into a cache with rows of ${cache.shape[0]}`);
+      need(pos.shape[0]! >= (x.shape[1] ?? 1), `${pos.shape[0]} positions for ${x.shape[1] ?? 1} rows`);
+      break;
+    }
+    case 'rope': {
+      const hd = t.params.headDim as number, nDims = t.params.nDims as number, rowLen = t.shape[0]!;
+      need(hd > 0 && rowLen % hd === 0 && nDims > 0 && nDims <= hd && nDims % 2 === 0, `rope over ${nDims} of head ${hd} in rows of ${rowLen}`);
+      need(nElements(src(0)) >= n && src(1).shape[0]! >= t.shape[1]!, `input of ${nElements(src(0))} values and ${src(1).shape[0]} positions for [${t.shape}]`);
+      if (t.src.length > 2) need(nElements(src(2)) >= nDims / 2, `${nElements(src(2))} frequency factors for ${nDims / 2} pairs`);
+      break;
+    }
+    case 'attention': {
+      const q = src(0), kc = src(1), vc = src(2), pos = src(3), p = t.params;
+      const nHead = p.nHead as number, nKv = p.nHeadKv as number, dk = p.headDimK as number, dv = p.headDimV as number;
+      const nTok = q.shape[1] ?? 1;
+      need(nHead > 0 && nKv > 0 && nHead % nKv === 0, `${nHead} heads over ${nKv} kv heads`);
+      need(q.shape[0] === nHead * dk && n === nTok * nHead * dv, `queries [${q.shape}] / result [${t.shape}] for ${nHead} heads of ${dk}/${dv}`);
+      need(kc.shape[0] === nKv * dk && vc.shape[0] === nKv * dv && kc.shape[1] === vc.shape[1], `caches [${kc.shape}] and [${vc.shape}] for ${nKv} kv heads of ${dk}/${dv}`);
+      need(pos.shape[0]! >= nTok, `${pos.shape[0]} positions for ${nTok} queries`);
+      break;
+    }
+  }
+}
+
+/** A position outside [0, slots) would address memory outside the cache: the only per-token check, an integer compare. */
+function positionError(t: TensorDesc, pos: number, slots: number): CpuRuntimeError {
+  return new CpuRuntimeError('OUT_OF_BOUNDS', `cpu device: node ${t.name} (${t.op}): position ${pos} outside the cache's ${slots} slots`);
+}
+
+/**
+ * rms_norm nodes immediately followed (in `nodes`) by a mul with a weight of one row length that is
+ * the norm's only reader: rms id -> mul id, and -(mul id)-1 -> rms id.
+ */
+function rmsMulFusions(g: Graph, nodes: readonly number[], at: (id: number) => Placement): Map<number, number> {
+  const readers = new Map<number, number>();
+  for (const id of g.nodes) for (const s of g.tensors[id]!.src) readers.set(s, (readers.get(s) ?? 0) + 1);
+  const fuse = new Map<number, number>();
+  for (let i = 0; i + 1 < nodes.length; i++) {
+    const t = g.tensors[nodes[i]!]!, m = g.tensors[nodes[i + 1]!]!;
+    if (t.op !== 'rms_norm' || m.op !== 'mul' || m.src[0] !== t.id || readers.get(t.id) !== 1 || t.id === g.output) continue;
+    const w = g.tensors[m.src[1]!]!;
+    if (w.role !== 'weight' || typeId(w) !== GgmlType.F32 || nElements(w) !== t.params.rowLen) continue;
+    // the arena may give the mul's result the bytes of the norm's input (dead after the norm): fusing
+    // then works in place, but not over a partial overlap (a row written before it is read)
+    const x = ptrOf(at(t.src[0]!)), y = ptrOf(at(m.id)), bytes = 4 * nElements(t);
+    if (x !== y && x < y + bytes && y < x + bytes) continue;
+    fuse.set(t.id, m.id);
+    fuse.set(-m.id - 1, t.id);
+  }
+  return fuse;
+}
+
+/** The most cache slots any attention node of the graph has (bounds positions; sizes rope tables). */
+function maxCacheSlots(g: Graph): number {
+  let slots = 0;
+  for (const id of g.nodes) {
+    const t = g.tensors[id]!;
+    if (t.op === 'attention') slots = Math.max(slots, g.tensors[t.src[1]!]!.shape[1] ?? 0);
+  }
+  return slots;
+}
+
+export class Compiler {
+  constructor(private readonly rt: CpuRuntime, private readonly fastNumerics: boolean, private readonly profile: boolean) {}
+
+  program(g: Graph, nodes: readonly number[], at: (id: number) => Placement): Program {
+    for (const id of nodes) checkNode(g, g.tensors[id]!, at);
+    const fuse = rmsMulFusions(g, nodes, at);
+    const slots = maxCacheSlots(g);
+    let lastShare = -1;
+    const run = nodes.map((id) => {
+      const t = g.tensors[id]!;
+      let shared = false;
+      if (t.op === 'mul_mat') {
+        const mm = wasmMatmul(g, t, this.fastNumerics);
+        if (mm) { shared = mm.share >= 0 && mm.share === lastShare; lastShare = mm.share; }
+      }
+      const fn = this.node(g, t, at, shared, fuse, slots) ?? this.reference(g, t, at);
+      return this.profile ? profiled(profileKey(g, t), fn) : fn;
+    });
+    return { placement: at, bytes: this.rt.memory.buffer.byteLength, run };
+  }
+
+  private f32(p: Placement, n: number): Float32Array { return new Float32Array(this.rt.memory.buffer, ptrOf(p), n); }
+  private i32(p: Placement, n: number): Int32Array { return new Int32Array(this.rt.memory.buffer, ptrOf(p), n); }
+
+  /**
+   * The WASM runner of one node, or null: no WASM kernel reproduces the reference for this node.
+   * `shared`: the previous WASM matmul of this program quantized the same activations, and no other
+   * matmul runs in between (nothing else writes the runtime's activation scratch).
+   */
+  private node(g: Graph, t: TensorDesc, at: (id: number) => Placement, shared: boolean, fuse: Map<number, number>, slots: number): (() => void) | null {
+    const rt = this.rt;
+    const src = (i: number) => g.tensors[t.src[i]!]!;
+    const p = (i: number) => ptrOf(at(t.src[i]!));
+    const y = ptrOf(at(t.id));
+    const n = nElements(t);
+    switch (t.op) {
+      case 'mul_mat': {
+        const mm = wasmMatmul(g, t, this.fastNumerics);
+        if (!mm) return null;
+        const { wt, rows, cols, nTok } = mm;
+        rt.reserve(nTok, cols);
+        const wp = p(0), xp = p(1);
+        if (shared) return () => rt.matmulShared(wt, wp, rows, cols, nTok, y);
+        return () => rt.matmul(wt, wp, rows, cols, xp, nTok, y);
+      }
+      case 'get_rows': {
+        const w = src(0), ids = src(1), wt = typeId(w), cols = w.shape[0]!, rows = w.shape[1] ?? 1;
+        const wp = p(0), idv = this.i32(at(ids.id), ids.shape[0]!);
+        return () => {
+          for (let i = 0; i < idv.length; i++) if (!(idv[i]! >= 0 && idv[i]! < rows)) throw new CpuRuntimeError('OUT_OF_BOUNDS', `cpu device: node ${t.name} (get_rows): row ${idv[i]} of a ${rows}-row table`);
+          rt.getRows(wt, wp, cols, idv, y);
+        };
+      }
+      case 'rms_norm': {
+        const rowLen = t.params.rowLen as number, eps = t.params.eps as number, xp = p(0);
+        // fused with the mul by its weight that follows (same f32 operations: (x*scale)*w)
+        const mulId = fuse.get(t.id);
+        if (mulId !== undefined) {
+          const m = g.tensors[mulId]!, yy = ptrOf(at(mulId)), wp = ptrOf(at(m.src[1]!));
+          return () => rt.rmsNorm(xp, yy, rowLen, n / rowLen, eps, wp);
+        }
+        return () => rt.rmsNorm(xp, y, rowLen, n / rowLen, eps);
+      }
+      case 'add': case 'mul': {
+        if (t.op === 'mul' && fuse.has(-t.id - 1)) return () => {}; // done by the rms_norm before it
+        const nb = nElements(src(1)), a = p(0), b = p(1);
+        if (nb === n) return t.op === 'add' ? () => rt.add(a, b, y, n) : () => rt.mul(a, b, y, n);
+        if (t.op === 'add') return () => rt.addRow(a, b, y, nb, n / nb);
+        return () => rt.mulRow(a, b, y, nb, n / nb);
+      }
+      case 'scale': {
+        const s = t.params.scale as number, xp = p(0);
+        return () => rt.scale(xp, y, n, s);
+      }
+      case 'swiglu': {
+        const a = p(0), b = p(1);
+        return () => rt.siluMul(a, b, y, n);
+      }
+      case 'view_cols': {
+        const w = t.shape[0]!, srcW = src(0).shape[0]!, off = t.params.offset as number, xp = p(0), rows = n / w;
+        return () => { for (let r = 0; r < rows; r++) rt.copy(xp + 4 * (r * srcW + off), y + 4 * r * w, 4 * w); };
+      }
+      case 'kv_store': {
+        const cache = src(0), x = src(1);
+        const row = x.shape[0]!, nTok = x.shape[1]!, f16 = cache.dtype === 'f16', cacheSlots = cache.shape[1] ?? 1;
+        const pos = this.i32(at(t.src[2]!), nTok), xp = p(1), cp = p(0);
+        return () => {
+          for (let i = 0; i < nTok; i++) {
+            const s = pos[i]!;
+            if (!(s >= 0 && s < cacheSlots)) throw positionError(t, s, cacheSlots);
+            if (f16) rt.f32ToF16(xp + 4 * i * row, cp + 2 * s * row, row);
+            else rt.copy(xp + 4 * i * row, cp + 4 * s * row, 4 * row);
+          }
+        };
+      }
+      case 'rope': {
+        const pp = t.params;
+        const nTok = t.shape[1]!, rowLen = t.shape[0]!, headDim = pp.headDim as number, nDims = pp.nDims as number, xp = p(0);
+        rt.reserve(nTok, 0, nDims);
+        const args: RopeArgs = {
+          x: y, nTokens: nTok, nHead: rowLen / headDim, headDim, nDims,
+          positions: this.i32(at(t.src[1]!), nTok), freqBase: pp.freqBase as number, freqScale: pp.freqScale as number, neox: !!pp.neox,
+          freqFactors: t.src.length > 2 ? this.f32(at(t.src[2]!), nDims / 2) : undefined,
+        };
+        // the cos/sin rows of every position the caches can hold, computed now rather than while decoding
+        if (slots > 0) rt.reserveRope(args, slots - 1);
+        return () => { rt.copy(xp, y, 4 * n); rt.rope(args); };
+      }
+      case 'attention': {
+        if (!wasmAttention(g, t)) return null;
+        const pp = t.params, kc = src(1);
+        const hd = pp.headDimK as number, nTok = t.shape[1]!, cacheSlots = kc.shape[1]!;
+        const pos = this.i32(at(t.src[3]!), nTok);
+        rt.reserveAttentionGgml(hd, cacheSlots - 1, nTok >= 2 ? pp.nHeadKv as number : 0); // the cache's slots bound the positions
+        const args: GgmlAttentionArgs = {
+          q: p(0), k: p(1), v: p(2), out: y, nTokens: nTok, nHead: pp.nHead as number, nKvHead: pp.nHeadKv as number,
+          headDim: hd, scale: pp.scale as number, positions: p(3), maxPos: 0, window: pp.window as number,
+        };
+        return () => {
+          let maxPos = 0;
+          for (let i = 0; i < nTok; i++) {
+            const s = pos[i]!;
+            if (!(s >= 0 && s < cacheSlots)) throw positionError(t, s, cacheSlots);
+            if (s > maxPos) maxPos = s;
+          }
+          args.maxPos = maxPos;
+          rt.attentionGgml(args);
+        };
+      }
+      default:
+        return null;
+    }
+  }
+
+  /** The reference kernel of a node on views of the same memory, bound once (views, scratch) where it runs while decoding. */
+  private reference(g: Graph, t: TensorDesc, at: (id: number) => Placement): () => void {
+    const src = (i: number) => g.tensors[t.src[i]!]!;
+    const n = nElements(t);
+    const out = () => this.f32(at(t.id), n);
+    const in32 = (i: number) => this.f32(at(t.src[i]!), nElements(src(i)));
+    switch (t.op) {
+      case 'mul_mat': {
+        const w = src(0), x = src(1), wt = typeId(w), cols = w.shape[0]!, rows = w.shape[1] ?? 1, nTok = x.shape[1] ?? 1;
+        const wv = new Uint8Array(this.rt.memory.buffer, ptrOf(at(w.id)), tensorBytes(w)), xv = in32(1), yv = out();
+        const act = new Uint8Array(mulMatScratchBytes(wt, cols, nTok));
+        return () => mulMat(wt, wv, cols, rows, xv, nTok, yv, act);
+      }
+      case 'softcap': {
+        const xv = in32(0), yv = out(), cap = t.params.cap as number;
+        return () => ref.softcap(xv, n, cap, yv);
+      }
+      case 'geglu': {
+        const a = in32(0), b = in32(1), yv = out();
+        return () => ref.geglu(a, b, n, yv);
+      }
+      case 'attention': {
+        const q = src(0), kc = src(1), vc = src(2), nTok = q.shape[1] ?? 1, slots = kc.shape[1]!;
+        const cache = (c: TensorDesc) => {
+          const p = at(c.id), bytes = tensorBytes(c);
+          return c.dtype === 'f16' ? new Uint16Array(this.rt.memory.buffer, ptrOf(p), bytes >> 1) : new Float32Array(this.rt.memory.buffer, ptrOf(p), bytes >> 2);
+        };
+        const qv = in32(0), kv = cache(kc), vv = cache(vc), pos = this.i32(at(t.src[3]!), nTok), yv = out();
+        const params = t.params as unknown as ref.AttentionParams;
+        const ws = ref.attentionWorkspace(params, slots);
+        return () => {
+          let maxPos = 0;
+          for (let i = 0; i < nTok; i++) {
+            const s = pos[i]!;
+            if (!(s >= 0 && s < slots)) throw positionError(t, s, slots);
+            if (s > maxPos) maxPos = s;
+          }
+          ref.attention(qv, nTok, pos, kv, vv, params, yv, maxPos, ws);
+        };
+      }
+      default:
+        return () => computeNode(g, t, at);
+    }
+  }
+}

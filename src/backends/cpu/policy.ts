@@ -1,0 +1,59 @@
+// What the cpu device runs for a node: a WASM kernel, or (where no WASM kernel reproduces the reference's
+// float order in the numerics asked for) the reference kernel on the same memory; and which weights it
+// repacks at load. The llama.cpp routing rules themselves are src/backends/ggml-routing.ts.
+import type { Graph, TensorDesc } from '../../graph/graph.js';
+import { GgmlType } from '../../gguf/ggml-types.js';
+import { LLAMA_EXACT_MATMUL_TYPES, llamaRepacks, q4KGemmRows } from '../ggml-routing.js';
+import { activationTypeFor, baseType, MATMUL_TYPES } from './runtime/layouts.js';
+
+const F32 = GgmlType.F32;
+const matmulTypes = new Set(MATMUL_TYPES);
+
+/** ggml type id of a tensor's dtype ('f32' intermediates as F32, 'f16' as F16; weights may carry a CpuLayout) */
+export const typeId = (t: TensorDesc): number => (typeof t.dtype === 'number' ? t.dtype : t.dtype === 'f16' ? GgmlType.F16 : F32);
+
+/**
+ * Does the WASM kernel reproduce ggml's float order for this weight type and row count (exact numerics)?
+ * F32, F16, Q8_0, Q6_K always; Q4_0/Q4_K (and Q4_0r4) in the repacked GEMM/GEMV orders only, which
+ * llama.cpp runs for rows % 8 == 0 (otherwise its AVX2 vec_dot, which the reference kernel reproduces).
+ */
+export function wasmReproducesOrder(wt: number, rows: number): boolean {
+  switch (baseType(wt)) {
+    case GgmlType.F32: case GgmlType.F16: case GgmlType.Q8_0: case GgmlType.Q6_K: return true;
+    case GgmlType.Q4_0: case GgmlType.Q4_K: return llamaRepacks(baseType(wt), rows);
+    default: return false;
+  }
+}
+
+export interface WasmMatmul { wt: number; rows: number; cols: number; nTok: number; share: number }
+
+/**
+ * A mul_mat node the WASM kernels compute (shape and types), or null when the reference must. Types
+ * outside LLAMA_EXACT_MATMUL_TYPES use their WASM kernels in both numerics (the reference only has
+ * ggml's generic formulas for them). `share`: matmuls with equal keys read the same quantized activations.
+ */
+export function wasmMatmul(g: Graph, t: TensorDesc, fastNumerics: boolean): WasmMatmul | null {
+  const w = g.tensors[t.src[0]!]!, x = g.tensors[t.src[1]!]!, wt = typeId(w);
+  const rows = w.shape[1] ?? 1, cols = w.shape[0]!, nTok = x.shape[1] ?? 1;
+  if (!matmulTypes.has(wt) || (!fastNumerics && LLAMA_EXACT_MATMUL_TYPES.has(baseType(wt)) && !wasmReproducesOrder(wt, rows))) return null;
+  const vt = activationTypeFor(wt);
+  const share = vt === F32 ? -1 : ((x.id * 64 + vt) * 8192 + q4KGemmRows(wt, rows, nTok));
+  return { wt, rows, cols, nTok, share };
+}
+
+/** attn_ggml computes this attention node (f16 caches, no softcap, equal K/V head sizes, heads of 16k) */
+export function wasmAttention(g: Graph, t: TensorDesc): boolean {
+  const kc = g.tensors[t.src[1]!]!, p = t.params, hd = p.headDimK as number;
+  return kc.dtype === 'f16' && !((p.softcap as number) > 0) && hd === p.headDimV && hd % 16 === 0;
+}
+
+/**
+ * The layout a weight is repacked to at load: Q4_0 weights llama.cpp would repack (rows % 8 == 0; fast
+ * numerics: any rows % 4 == 0) go to Q4_0r4 (4 rows' FMA chains side by side; same arithmetic, same bits);
+ * with fast numerics Q8_0 weights to Q8_0r4 (free-order kernel only). null: kept as is.
+ */
+export function repackTarget(type: number, rows: number, fastNumerics: boolean): typeof GgmlType.Q4_0 | typeof GgmlType.Q8_0 | null {
+  if (type === GgmlType.Q4_0 && rows % (fastNumerics ? 4 : 8) === 0) return GgmlType.Q4_0;
+  if (type === GgmlType.Q8_0 && fastNumerics && rows % 4 === 0) return GgmlType.Q8_0;
+  return null;
+}

@@ -1,0 +1,96 @@
+// Attention marshalling: attn_ggml's (and, for a batch, attn_kv_f32's) parameter block written at the
+// offsets kernels/abi.ts defines (one source, copied into kernel-abi.gen.ts by the build), and the scratch
+// sized for the positions. Nothing allocates per call once reserve() saw the largest position.
+import * as abi from '../kernel-abi.gen.js';
+import { CpuRuntimeError } from './errors.js';
+import { alignUp, ScratchRegion, type WasmHeap } from './memory.js';
+import type { ThreadPool } from './pool.js';
+import { KERNEL_INDEX } from './protocol.js';
+
+/** Attention with ggml's non-flash numerics (see kernels/attention.ts attn_ggml), f16 caches. */
+export interface GgmlAttentionArgs {
+  /** f32 queries, token t head h at q + t*nHead*headDim*4 + h*headDim*4; output likewise */
+  q: number;
+  k: number;
+  v: number;
+  out: number;
+  nTokens: number;
+  nHead: number;
+  nKvHead: number;
+  headDim: number;
+  scale: number;
+  /** i32 position of each query token (in the memory); token t sees cache slots [window start, pos[t]] */
+  positions: number;
+  /** the largest position (sizes the scratch) */
+  maxPos: number;
+  /** sliding window (0: none) */
+  window: number;
+}
+
+/** attn_kv_f32's output: K and V of every kv head widened to f32, positions rounded up to 16 */
+function attnKvBytes(nKvHead: number, headDim: number, maxPos: number): number {
+  return nKvHead * alignUp(maxPos + 1, 16) * headDim * 8;
+}
+
+/** attn_ggml's scratch per thread: q (headDim), 64 V lane rows (64*headDim), scores (positions + a chunk of 16) */
+export function ggmlAttnScratchBytes(headDim: number, maxPos: number): number {
+  return alignUp((65 * headDim + maxPos + 1 + 32) * 4, 64);
+}
+
+export class Attention {
+  private readonly scratch: ScratchRegion;
+  private readonly kv: ScratchRegion;
+  private readonly params: ScratchRegion;
+
+  constructor(private readonly heap: WasmHeap, private readonly pool: ThreadPool, private readonly threads: number, private readonly minWork: number) {
+    this.scratch = new ScratchRegion(heap);
+    this.kv = new ScratchRegion(heap);
+    this.params = new ScratchRegion(heap);
+  }
+
+  dropAbove(mark: number): void {
+    this.scratch.dropAbove(mark);
+    this.kv.dropAbove(mark);
+    this.params.dropAbove(mark);
+  }
+
+  /** reserves the scratch for positions up to maxPos (and, given nKvHead, for batches) */
+  reserve(headDim: number, maxPos: number, nKvHead = 0): void {
+    this.params.grow(abi.PARAM_BLOCK_BYTES);
+    this.scratch.grow(ggmlAttnScratchBytes(headDim, maxPos) * this.threads);
+    if (nKvHead) this.kv.grow(attnKvBytes(nKvHead, headDim, maxPos));
+  }
+
+  attentionGgml(p: GgmlAttentionArgs): void {
+    const { nTokens, nHead, nKvHead, headDim } = p;
+    if (nHead % nKvHead) throw new CpuRuntimeError('BAD_SHAPE', `${nHead} heads do not share ${nKvHead} kv heads evenly`);
+    const items = nTokens * nHead;
+    const work = items * headDim * (p.maxPos + 1) * 4;
+    const threads = work < this.minWork ? 1 : this.threads;
+    const slice = Math.ceil(items / threads);
+    const perThread = ggmlAttnScratchBytes(headDim, p.maxPos);
+    const scr = this.scratch.grow(perThread * this.threads);
+    const pp = this.params.grow(abi.PARAM_BLOCK_BYTES);
+    const i32 = this.heap.i32All(), f32 = this.heap.f32All(), b = pp >> 2;
+    i32[b + (abi.AG_Q >> 2)] = p.q; i32[b + (abi.AG_Q_STRIDE >> 2)] = nHead * headDim * 4;
+    i32[b + (abi.AG_K >> 2)] = p.k; i32[b + (abi.AG_V >> 2)] = p.v; i32[b + (abi.AG_KV_STRIDE >> 2)] = nKvHead * headDim * 2;
+    i32[b + (abi.AG_OUT >> 2)] = p.out; i32[b + (abi.AG_OUT_STRIDE >> 2)] = nHead * headDim * 4;
+    i32[b + (abi.AG_N_HEAD >> 2)] = nHead; i32[b + (abi.AG_GQA >> 2)] = nHead / nKvHead; i32[b + (abi.AG_HEAD_DIM >> 2)] = headDim;
+    f32[b + (abi.AG_SCALE >> 2)] = p.scale; i32[b + (abi.AG_WINDOW >> 2)] = p.window; i32[b + (abi.AG_POSITIONS >> 2)] = p.positions;
+    i32[b + (abi.AG_SCRATCH >> 2)] = scr; i32[b + (abi.AG_SCRATCH_BYTES >> 2)] = perThread;
+    i32[b + (abi.AG_SLICE >> 2)] = slice; i32[b + (abi.AG_BATCH >> 2)] = nTokens >= 2 ? 1 : 0;
+    if (nTokens >= 2) {
+      // widen K (rows) and V (transposed) to f32 once for all query tokens and heads
+      const p16 = alignUp(p.maxPos + 1, 16);
+      const kv = this.kv.grow(attnKvBytes(nKvHead, headDim, p.maxPos));
+      const q = pp + abi.AKV_BLOCK, c = q >> 2;
+      const vt = kv + nKvHead * p16 * headDim * 4;
+      i32[c + (abi.AKV_K >> 2)] = p.k; i32[c + (abi.AKV_V >> 2)] = p.v; i32[c + (abi.AKV_KV_STRIDE >> 2)] = nKvHead * headDim * 2;
+      i32[c + (abi.AKV_HEAD_DIM >> 2)] = headDim; i32[c + (abi.AKV_MAX_POS >> 2)] = p.maxPos;
+      i32[c + (abi.AKV_KF >> 2)] = kv; i32[c + (abi.AKV_VT >> 2)] = vt; i32[c + (abi.AKV_P16 >> 2)] = p16;
+      this.pool.dispatch(KERNEL_INDEX.attn_kv_f32, nKvHead * (p16 / 16), 1, nKvHead * p16 * headDim * 8, q);
+      i32[b + (abi.AG_KF >> 2)] = kv; i32[b + (abi.AG_VT >> 2)] = vt; i32[b + (abi.AG_P16 >> 2)] = p16;
+    }
+    this.pool.dispatch(KERNEL_INDEX.attn_ggml, items, 1, work, pp);
+  }
+}

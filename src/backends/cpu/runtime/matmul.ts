@@ -1,0 +1,125 @@
+// Matmuls: the activations quantized as ggml's from_float does (into a scratch that grows once to the
+// largest batch), the kernel's side table built, and the weight type's kernel dispatched over weight rows.
+// Every mm_* kernel takes the same arguments (kernels/mm/): (r0, r1, w, ws, a, as, nTok, y, ys, nb, ax, axs,
+// nGemm): weight rows [r0, r1) ws bytes apart, activation rows as bytes apart, output rows ys bytes apart,
+// nb blocks per row, the side table ax (axs bytes per row), the activation rows Q4_K computes as a GEMM.
+import { GgmlType, ggmlTypeName } from '../../../gguf/ggml-types.js';
+import { q4KGemmRows } from '../../ggml-routing.js';
+import { CpuRuntimeError } from './errors.js';
+import { activationRowBytes, activationTypeFor, weightKernel, weightRowBytes } from './layouts.js';
+import { alignUp, ScratchRegion, type WasmHeap } from './memory.js';
+import type { ThreadPool } from './pool.js';
+import { KERNEL_INDEX } from './protocol.js';
+
+export class Matmuls {
+  /** quantized activations */
+  readonly scratch: ScratchRegion;
+  /** the kernels' activation side table */
+  readonly aux: ScratchRegion;
+  // what the activation scratch and side table hold since the last matmul() (for matmulShared)
+  private lastVt = -1;
+  private lastCols = 0;
+  private lastTok = 0;
+  private lastGemm = 0;
+  private lastAuxVt = -1;
+
+  constructor(heap: WasmHeap, private readonly pool: ThreadPool, private readonly fastNumerics: boolean) {
+    this.scratch = new ScratchRegion(heap);
+    this.aux = new ScratchRegion(heap);
+  }
+
+  /** sizes the scratch for batches of up to maxTokens rows of up to maxCols */
+  reserve(maxTokens: number, maxCols: number): void {
+    this.growScratch(maxTokens * activationRowBytes(GgmlType.Q8_1, alignUp(maxCols, 256)) * 1.2);
+    this.growAux(maxTokens * alignUp(maxCols, 256) * 2 * 1.4);
+  }
+  private growScratch(bytes: number): number {
+    const before = this.scratch.ptr;
+    const p = this.scratch.grow(bytes);
+    if (p !== before) this.lastVt = -1;
+    return p;
+  }
+  private growAux(bytes: number): number {
+    const before = this.aux.ptr;
+    const p = this.aux.grow(bytes);
+    if (p !== before) this.lastAuxVt = -1;
+    return p;
+  }
+  /** a release(mark) freed the scratch regions at or above mark */
+  dropAbove(mark: number): void {
+    if (this.scratch.dropAbove(mark)) this.lastVt = -1;
+    if (this.aux.dropAbove(mark)) this.lastAuxVt = -1;
+  }
+
+  quantize(vtype: number, x: number, cols: number, nRows: number, y: number, xStride = cols * 4, tieRows = 0): void {
+    const ys = activationRowBytes(vtype, cols);
+    const work = cols * nRows * 4;
+    const pool = this.pool;
+    switch (vtype) {
+      case GgmlType.Q8_0:
+        if (cols % 32) throw new CpuRuntimeError('BAD_SHAPE', `Q8_0 rows need a multiple of 32 values, got ${cols}`);
+        return pool.dispatch(KERNEL_INDEX.quantize_q8_0, nRows, 1, work, x, xStride, y, ys, cols);
+      case GgmlType.Q8_1:
+        if (cols % 32) throw new CpuRuntimeError('BAD_SHAPE', `Q8_1 rows need a multiple of 32 values, got ${cols}`);
+        return pool.dispatch(KERNEL_INDEX.quantize_q8_1, nRows, 1, work, x, xStride, y, ys, cols);
+      case GgmlType.Q8_K:
+        if (cols % 256) throw new CpuRuntimeError('BAD_SHAPE', `Q8_K rows need a multiple of 256 values, got ${cols}`);
+        return pool.dispatch(KERNEL_INDEX.quantize_q8_K, nRows, 1, work, x, xStride, y, ys, cols, tieRows);
+      case GgmlType.F16:
+        if (xStride === cols * 4) return pool.dispatch(KERNEL_INDEX.round_f16, cols * nRows, 16, work, x, y);
+        for (let r = 0; r < nRows; r++) pool.dispatch(KERNEL_INDEX.round_f16, cols, 16, cols * 4, x + r * xStride, y + r * ys);
+        return;
+      case GgmlType.BF16:
+        if (xStride === cols * 4) return pool.dispatch(KERNEL_INDEX.round_bf16, cols * nRows, 16, work, x, y);
+        for (let r = 0; r < nRows; r++) pool.dispatch(KERNEL_INDEX.round_bf16, cols, 16, cols * 4, x + r * xStride, y + r * ys);
+        return;
+      default:
+        throw new CpuRuntimeError('UNSUPPORTED_TYPE', `cannot quantize activations to ${ggmlTypeName(vtype)}`);
+    }
+  }
+
+  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride = rows * 4, aStride = -1, nGemm = q4KGemmRows(wtype, rows, nTokens)): void {
+    this.mm(wtype, w, rows, cols, a, nTokens, y, yStride, aStride, nGemm, false);
+  }
+
+  private mm(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride: number, aStride: number, nGemm: number, scratch: boolean): void {
+    const k = weightKernel(wtype);
+    const ws = weightRowBytes(wtype, cols);
+    const vt = activationTypeFor(wtype);
+    const as = aStride >= 0 ? aStride : activationRowBytes(vt, cols);
+    const nb = cols / k.block;
+    let ax = 0, axs = 0;
+    if (k.aux) {
+      // per activation row: 84 B per 32-block (Q8_0/Q8_1 tables), 512 B per 256-block (Q8_K widened quants)
+      axs = vt === GgmlType.Q8_K ? nb * 512 : nb * 84;
+      ax = this.growAux(nTokens * axs);
+      // a side table built from the scratch by an earlier matmul of the same activations is still valid
+      if (!scratch || this.lastAuxVt !== vt) {
+        const auxKernel = vt === GgmlType.Q8_1 ? KERNEL_INDEX.q8_1_aux : vt === GgmlType.Q8_K ? KERNEL_INDEX.q8_K_aux : KERNEL_INDEX.q8_0_aux;
+        this.pool.dispatch(auxKernel, nTokens, 1, nTokens * cols, a, as, ax, axs, nb);
+        this.lastAuxVt = scratch ? vt : -1;
+      }
+    }
+    this.pool.dispatch(KERNEL_INDEX[this.fastNumerics && k.fast ? k.fast : k.name], rows, k.rowAlign, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs, nGemm);
+  }
+
+  matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number): void {
+    const vt = activationTypeFor(wtype), nGemm = q4KGemmRows(wtype, rows, nTokens);
+    if (vt === GgmlType.F32 || vt !== this.lastVt || cols !== this.lastCols || nTokens !== this.lastTok || nGemm !== this.lastGemm) {
+      throw new CpuRuntimeError('BAD_SHAPE', `matmulShared: the last matmul quantized other activations (type ${this.lastVt}, ${this.lastCols} x ${this.lastTok})`);
+    }
+    this.mm(wtype, w, rows, cols, this.scratch.ptr, nTokens, y, rows * 4, -1, nGemm, true);
+  }
+
+  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride = cols * 4, yStride = rows * 4): void {
+    const vtype = activationTypeFor(wtype);
+    if (vtype === GgmlType.F32) return this.matmulQ(wtype, w, rows, cols, x, nTokens, y, yStride, xStride);
+    weightRowBytes(wtype, cols);
+    const a = this.growScratch(activationRowBytes(vtype, cols) * nTokens);
+    const nGemm = q4KGemmRows(wtype, rows, nTokens);
+    this.lastVt = -1;
+    this.quantize(vtype, x, cols, nTokens, a, xStride, nGemm);
+    this.lastVt = vtype; this.lastCols = cols; this.lastTok = nTokens; this.lastGemm = nGemm; this.lastAuxVt = -1;
+    this.mm(wtype, w, rows, cols, a, nTokens, y, yStride, -1, nGemm, true);
+  }
+}

@@ -1,0 +1,120 @@
+// The thread pool: `threads - 1` workers plus the calling thread run one kernel at a time over slices of
+// [0, n). An op is published in a small SharedArrayBuffer control block (protocol.ts), the generation
+// counter bumped and notified; each thread computes its slice and counts itself done; the caller spins,
+// then Atomics.waits. Ops with less work than `minWork` run on the calling thread alone.
+import { CpuRuntimeError } from './errors.js';
+import { CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_NAMES, MAX_ARGS, sliceEnd, sliceStart, type KernelExports, type KernelFn } from './protocol.js';
+import type { WorkerInit } from '../worker-core.js';
+import { defaultSpawner, type SpawnWorker, type WorkerHandle } from '../workers.js';
+
+function canBlock(): boolean {
+  try {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class ThreadPool {
+  private readonly fns: KernelFn[];
+  private readonly blocking = canBlock();
+  closed = false;
+
+  private constructor(
+    readonly threads: number,
+    private readonly ctl: Int32Array,
+    private readonly args: Float64Array,
+    private readonly workers: WorkerHandle[],
+    private readonly minWork: number,
+    kernels: KernelExports,
+  ) {
+    this.fns = KERNEL_NAMES.map((n) => kernels[n]);
+  }
+
+  /** starts the workers (each instantiates `module` over `memory`) and waits until they are ready */
+  static async start(module: WebAssembly.Module, memory: WebAssembly.Memory, kernels: KernelExports, threads: number,
+    opts: { spin?: number; minWork: number; spawnWorker?: SpawnWorker }): Promise<ThreadPool> {
+    const ctlBuf = new SharedArrayBuffer(CTL_BYTES);
+    const ctl = new Int32Array(ctlBuf, 0, CTL_ARGS_BYTE_OFFSET / 4);
+    const args = new Float64Array(ctlBuf, CTL_ARGS_BYTE_OFFSET, MAX_ARGS);
+    ctl[CTL.SPIN] = opts.spin ?? 2000;
+    const workers: WorkerHandle[] = [];
+    if (threads > 1) {
+      const spawn = opts.spawnWorker ?? (await defaultSpawner());
+      for (let tid = 1; tid < threads; tid++) {
+        const init: WorkerInit = { module, memory, ctl: ctlBuf, tid, threads };
+        workers.push(spawn(init));
+      }
+      try {
+        await Promise.all(workers.map((w) => w.ready));
+      } catch (e) {
+        await Promise.all(workers.map((w) => w.terminate()));
+        throw e;
+      }
+    }
+    return new ThreadPool(threads, ctl, args, workers, opts.minWork, kernels);
+  }
+
+  /**
+   * Runs kernel `op` over [0, n) on all threads (slices of multiples of align), or on the calling thread
+   * alone when `work` (about the number of multiply-adds) is too small to pay for a fork/join.
+   */
+  dispatch(op: number, n: number, align: number, work: number,
+    a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0, a9 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0): void {
+    if (this.closed) throw new CpuRuntimeError('CLOSED', 'cpu runtime is closed');
+    if (n <= 0) return;
+    const fn = this.fns[op]!;
+    const T = this.threads;
+    if (T === 1 || work < this.minWork || n <= align) {
+      fn(0, n, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
+      return;
+    }
+    const ctl = this.ctl, args = this.args;
+    args[0] = a0; args[1] = a1; args[2] = a2; args[3] = a3; args[4] = a4; args[5] = a5;
+    args[6] = a6; args[7] = a7; args[8] = a8; args[9] = a9; args[10] = a10; args[11] = a11; args[12] = a12; args[13] = a13;
+    ctl[CTL.OP] = op;
+    ctl[CTL.N] = n;
+    ctl[CTL.ALIGN] = align;
+    ctl[CTL.ACTIVE] = T;
+    Atomics.store(ctl, CTL.DONE, 0);
+    Atomics.add(ctl, CTL.GEN, 1);
+    Atomics.notify(ctl, CTL.GEN);
+    const r0 = sliceStart(n, T, align, 0), r1 = sliceEnd(n, T, align, 0);
+    let err: unknown = null;
+    try {
+      if (r0 < r1) fn(r0, r1, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
+    } catch (e) {
+      err = e;
+    }
+    const want = T - 1;
+    let d = Atomics.load(ctl, CTL.DONE);
+    if (d !== want) {
+      const spin = ctl[CTL.SPIN]!;
+      for (let i = 0; i < spin && d !== want; i++) d = Atomics.load(ctl, CTL.DONE);
+      while (d !== want) {
+        if (this.blocking) Atomics.wait(ctl, CTL.DONE, d, 100);
+        d = Atomics.load(ctl, CTL.DONE);
+      }
+    }
+    if (err || ctl[CTL.ERR]) {
+      ctl[CTL.ERR] = 0;
+      throw new CpuRuntimeError('KERNEL_FAILED', `kernel ${KERNEL_NAMES[op]} failed${err ? ': ' + (err as Error).message : ' in a worker'}`);
+    }
+  }
+
+  /** runs kernel `op` on the calling thread alone (e.g. an in-place pass that must not be split) */
+  runHere(op: number, r0: number, r1: number, ...a: number[]): void {
+    if (this.closed) throw new CpuRuntimeError('CLOSED', 'cpu runtime is closed');
+    this.fns[op]!(r0, r1, ...a);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    Atomics.store(this.ctl, CTL.STOP, 1);
+    Atomics.add(this.ctl, CTL.GEN, 1);
+    Atomics.notify(this.ctl, CTL.GEN);
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
