@@ -13,6 +13,7 @@
 import type { Backend, BufferType, BufferUsage, CompileRequest, ComputeContext, Device, DeviceBuffer, DeviceDescription, DeviceEvent, DeviceMemory, MemoryReservation, NodeGroup, Placement } from '../backend.js';
 import { DeviceError } from '../backend.js';
 import type { Graph, Op } from '../../graph/graph.js';
+import type { Phase } from '../backend.js';
 import { ggmlTypeName } from '../../gguf/ggml-types.js';
 import type { DevicePtr, EngineHandle, NpuContext, NpuRuntime, NpuStream } from '../npu/runtime-api.js';
 import { NpuRuntimeError } from '../npu/runtime-api.js';
@@ -22,11 +23,11 @@ import { buildOpTable, type OpTable } from './op-table.js';
 /** A compiled engine blob and the graph tensor ids bound to its inputs and outputs, in engine I/O order. */
 export interface EncodedEngine {
   blob: Uint8Array;
-  inputs: number[];
-  outputs: number[];
+  inputIds: number[];
+  outputIds: number[];
 }
 
-/** The engine encoder (npu-rt's encodeGroupEngine): one group at one static shape -> one blob. */
+/** The engine encoder (src/backends/npu/encoder.ts encodeGroupEngine): one group at one static shape -> one blob. */
 export type GroupEncoder = (req: CompileRequest, target: string) => EncodedEngine;
 
 /** Where compiled blobs are kept between runs (keyed by a hash of everything that went into them). */
@@ -73,7 +74,20 @@ export interface SimNpuDevice extends Device {
   estimateSeconds(g: Graph, nodes: readonly number[]): number;
   /** Simulated seconds of one evaluation of `g` with every layer group here (the phase policy's figure). */
   estimateGraph(g: Graph): number;
+  /** The scheduler's cost hook: estimateSeconds of `nodes`, or estimateGraph of the whole graph. */
+  estimate(phase: Phase, g: Graph, nodes?: readonly number[]): number;
+  /** Simulated seconds of one host<->device copy of `bytes` (0 on shared memory). */
+  transferSeconds(bytes: number, direction?: 'in' | 'out'): number;
+  createBackend(): SimNpuBackend;
   close(): Promise<void>;
+}
+
+export interface SimNpuBackend extends Backend {
+  /** binds `nodes` to their engines and device pointers once (plan time), so compute allocates nothing */
+  prepare(ctx: ComputeContext, nodes: readonly number[]): void;
+  release(nodes: readonly number[]): void;
+  /** simulated seconds of the last compute/submit: its engine calls and crossing (copies are charged as they happen) */
+  lastSimulatedSeconds(): number;
 }
 
 interface NpuBuffer extends DeviceBuffer {
@@ -91,10 +105,18 @@ interface LoadedEngine {
 
 const MiB = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
 
-/** Key of an engine: the group, the graph's shape, and the structure of its nodes (ops and shapes). */
+/**
+ * Key of an engine: the group, the graph's shape, and everything about its nodes an engine bakes in
+ * (ops, params, shapes and types, and the ids and shapes of their sources: the KV cache's slot count,
+ * the tensor ids the engine's I/O is bound to).
+ */
 function engineKey(g: Graph, group: string, nodes: readonly number[]): string {
   let s = `${group}|${g.nTokens}|${g.nOutputs}`;
-  for (const id of nodes) { const t = g.tensors[id]!; s += `|${t.op}:${t.shape.join('x')}`; }
+  for (const id of nodes) {
+    const t = g.tensors[id]!;
+    s += `|${id}=${t.op}:${t.dtype}:${t.shape.join('x')}:${JSON.stringify(t.params)}<`;
+    for (const x of t.src) { const st = g.tensors[x]!; s += `${x}:${st.dtype}:${st.shape.join('x')},`; }
+  }
   return s;
 }
 
@@ -109,6 +131,7 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
   const engines = new Map<string, LoadedEngine>();
   const heldWeights = new Set<string>();
   let reserved = 0;
+  let lastSeconds = 0;
   const st: SimNpuStats = { seconds: 0, engineSeconds: 0, transferSeconds: 0, engineCalls: 0, computes: 0, bytesToDevice: 0, bytesFromDevice: 0 };
   const toDevice = (n: number) => { st.bytesToDevice += n; const s = transferSeconds(target, n); st.transferSeconds += s; st.seconds += s; };
   const fromDevice = (n: number) => { st.bytesFromDevice += n; const s = transferSeconds(target, n); st.transferSeconds += s; st.seconds += s; };
@@ -197,7 +220,8 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
   const account = (p: Program) => {
     st.computes++;
     st.seconds += target.crossingS;
-    for (const c of p.calls) { st.engineCalls++; st.engineSeconds += c.engine.seconds; st.seconds += c.engine.seconds; }
+    lastSeconds = target.crossingS;
+    for (const c of p.calls) { st.engineCalls++; st.engineSeconds += c.engine.seconds; st.seconds += c.engine.seconds; lastSeconds += c.engine.seconds; }
   };
 
   const estimateSeconds = (g: Graph, nodes: readonly number[]): number => {
@@ -231,6 +255,14 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
         const why = table.reason(g.tensors[id]!, g);
         if (why) throw new DeviceError('COMPILE_FAILED', `${name}: group ${gr.name} at ${req.nTokens} tokens: ${why}`);
       }
+      // the file's type of each weight (the graph may carry a host device's repacked layout id)
+      const fileType = (req as CompileRequest & { weightType?(id: number): number }).weightType;
+      for (const id of gr.nodes) for (const s of g.tensors[id]!.src) {
+        const w = g.tensors[s]!;
+        if (w.role !== 'weight') continue;
+        const type = fileType ? fileType.call(req, s) : (w.dtype as number);
+        if (!table.takesWeightType(type)) throw new DeviceError('COMPILE_FAILED', `${name}: group ${gr.name}: weight ${w.name} of type ${ggmlTypeName(type)} cannot be stored in an engine`);
+      }
       const key = engineKey(g, gr.name, gr.nodes);
       if (engines.has(key)) return;
       let enc: EncodedEngine | undefined;
@@ -258,22 +290,23 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
         return runtimeError(e, `loading the engine of group ${gr.name} at ${req.nTokens} tokens (${MiB(enc.blob.length)} blob)`);
       }
       const info = npu.engineInfo(handle);
-      if (info.inputs.length !== enc.inputs.length || info.outputs.length !== enc.outputs.length) {
+      if (info.inputs.length !== enc.inputIds.length || info.outputs.length !== enc.outputIds.length) {
         npu.unloadEngine(handle);
-        throw new DeviceError('COMPILE_FAILED', `${name}: engine of group ${gr.name} has ${info.inputs.length} inputs/${info.outputs.length} outputs but the encoder bound ${enc.inputs.length}/${enc.outputs.length}`);
+        throw new DeviceError('COMPILE_FAILED', `${name}: engine of group ${gr.name} has ${info.inputs.length} inputs/${info.outputs.length} outputs but the encoder bound ${enc.inputIds.length}/${enc.outputIds.length}`);
       }
       const seconds = callCost(target, groupWork(g, gr.nodes)).seconds;
-      engines.set(key, { handle, inputs: enc.inputs, outputs: enc.outputs, seconds, group: gr.name });
+      engines.set(key, { handle, inputs: enc.inputIds, outputs: enc.outputIds, seconds, group: gr.name });
       for (const id of gr.nodes) for (const s of g.tensors[id]!.src) if (g.tensors[s]!.role === 'weight') heldWeights.add(g.tensors[s]!.name);
     },
+    // the scheduler may reserve several times at load (dropping groups until it fits): the last call is in force
     reserve(r: MemoryReservation): void {
       const need = r.weights + r.kv + r.scratch;
       const total = rt.deviceInfo(deviceId).memTotal;
-      if (reserved + need > total) {
+      if (need > total) {
         throw new DeviceError('OVER_BUDGET', `${name}: needs ${MiB(need)} (weights ${MiB(r.weights)}, KV ${MiB(r.kv)}, scratch ${MiB(r.scratch)}) ` +
-          `but ${MiB(total - reserved)} of its ${MiB(total)} are left (raise --npu-mem)`);
+          `but has ${MiB(total)} (raise --npu-mem)`);
       }
-      reserved += need;
+      reserved = need;
     },
     holdsWeight: (n: string) => heldWeights.has(n),
     describe(): DeviceDescription {
@@ -284,10 +317,13 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
         status: `simulated (${rt.name} runtime, target ${target.name}); ${engines.size} engine${engines.size === 1 ? '' : 's'} loaded`,
       };
     },
-    createBackend(): Backend {
+    createBackend(): SimNpuBackend {
       let stream: NpuStream | undefined;
       return {
         device,
+        prepare(ctx: ComputeContext, nodes: readonly number[]) { program(ctx, nodes); },
+        release(nodes: readonly number[]) { programs.delete(nodes); },
+        lastSimulatedSeconds: () => lastSeconds,
         compute(ctx: ComputeContext, nodes: readonly number[]) {
           const p = program(ctx, nodes);
           for (const c of p.calls) npu.execute(c.engine.handle, c.ins, c.outs);
@@ -306,6 +342,8 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
     resetStats() { for (const k of Object.keys(st) as (keyof SimNpuStats)[]) st[k] = 0; },
     estimateSeconds,
     estimateGraph: (g: Graph) => predictGraph(target, g).seconds,
+    estimate: (_phase: Phase, g: Graph, nodes?: readonly number[]) => (nodes ? estimateSeconds(g, nodes) : predictGraph(target, g).seconds),
+    transferSeconds: (bytes: number) => transferSeconds(target, bytes),
     async close() {
       for (const e of engines.values()) npu.unloadEngine(e.handle);
       engines.clear();

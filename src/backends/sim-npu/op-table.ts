@@ -3,6 +3,8 @@
 
 import type { Graph, Op, TensorDesc } from '../../graph/graph.js';
 import { GgmlType, ggmlTypeName } from '../../gguf/ggml-types.js';
+import { isSupportedType } from '../../quant/dequantize.js';
+import { ENGINE_OPS, npuSupportsNode } from '../npu/op-set.js';
 
 type Check = (t: TensorDesc, g: Graph) => boolean;
 
@@ -13,19 +15,27 @@ export const inLayerGroup = (t: TensorDesc) => t.group !== undefined && (t.group
 const isF32 = (t: TensorDesc) => t.dtype === 'f32' || t.dtype === GgmlType.F32;
 const f32Srcs = (t: TensorDesc, g: Graph) => t.src.every((s) => isF32(g.tensors[s]!) || g.tensors[s]!.role === 'input');
 
-/** The op set an engine may contain (docs/sim-npu.md), before per-device exclusions. */
-export const NPU_OPS: readonly Op[] = ['mul_mat', 'add', 'mul', 'scale', 'rms_norm', 'rope', 'swiglu', 'geglu', 'softcap', 'view_cols', 'kv_store', 'attention', 'get_rows'];
+/** The op set an engine may contain: the encoder's (src/backends/npu/op-set.ts), before per-device exclusions. */
+export const NPU_OPS: readonly Op[] = ENGINE_OPS;
+
+/** Weight types that map to the engines' int8 exactly (same integers, same per-32 scales). */
+export const NPU_EXACT_WEIGHT_TYPES: readonly number[] = [GgmlType.Q8_0, GgmlType.Q4_0];
 
 /**
- * Weight types the engines take: Q8_0 and Q4_0 map to int8 exactly (same integers, same per-32
- * scales); the float types are requantized to int8 per 32 by the encoder, which reports the error.
+ * Weight types the engines take: the exact ones first, then every other type gguf-edge decodes, which
+ * the encoder requantizes to int8 per 32 (as ggml's Q8_0) and reports the error of.
  */
-export const NPU_WEIGHT_TYPES: readonly number[] = [GgmlType.Q8_0, GgmlType.Q4_0];
+export const NPU_WEIGHT_TYPES: readonly number[] = [
+  ...NPU_EXACT_WEIGHT_TYPES,
+  ...Object.values(GgmlType).filter((id) => isSupportedType(id) && !NPU_EXACT_WEIGHT_TYPES.includes(id)),
+];
 
 export interface OpTable {
   readonly ops: readonly Op[];
   readonly weightTypes: readonly number[];
   supports(t: TensorDesc, g: Graph): boolean;
+  /** can engines hold a weight of this GGUF type? */
+  takesWeightType(type: number): boolean;
   /** why a node is not supported (for errors and `devices`), or undefined when it is */
   reason(t: TensorDesc, g: Graph): string | undefined;
 }
@@ -37,9 +47,12 @@ export function buildOpTable(opts: { ops?: readonly Op[]; weightTypes?: readonly
   const checks = new Map<Op, Check>();
   const all: Record<string, Check> = {
     // a weight matrix in an engine type times f32 activations (quantized to int8 per 32 on the device)
+    // (a weight's graph dtype may be a host device's repacked layout id: compileGroup checks the file's
+    // type, which the request carries; here any block-of-32 row passes)
     mul_mat: (t, g) => {
       const w = g.tensors[t.src[0]!]!;
-      return w.role === 'weight' && typeof w.dtype === 'number' && weightTypes.has(w.dtype) && isF32(g.tensors[t.src[1]!]!);
+      return w.role === 'weight' && typeof w.dtype === 'number' && (weightTypes.has(w.dtype) || !isSupportedType(w.dtype)) &&
+        w.shape[0]! % 32 === 0 && isF32(g.tensors[t.src[1]!]!);
     },
     add: f32Srcs, mul: f32Srcs, scale: f32Srcs, rms_norm: f32Srcs, swiglu: f32Srcs, geglu: f32Srcs, softcap: f32Srcs, view_cols: f32Srcs,
     rope: (t, g) => isF32(g.tensors[t.src[0]!]!),
@@ -54,7 +67,7 @@ export function buildOpTable(opts: { ops?: readonly Op[]; weightTypes?: readonly
     if (!inLayerGroup(t)) return `${t.op} (${t.name}) is outside the layer groups (engines run whole 'blk.N' and 'output' groups only)`;
     const c = checks.get(t.op);
     if (!c) return disabled.has(t.op) ? `op ${t.op} is disabled on this device` : `op ${t.op} is not in the NPU op set`;
-    if (c(t, g)) return undefined;
+    if (c(t, g) && npuSupportsNode(t, g)) return undefined;
     if (t.op === 'mul_mat') {
       const w = g.tensors[t.src[0]!]!;
       return `mul_mat weight ${w.name} of type ${typeof w.dtype === 'number' ? ggmlTypeName(w.dtype) : w.dtype} (engines take ${[...weightTypes].map(ggmlTypeName).join(', ')})`;
@@ -63,7 +76,8 @@ export function buildOpTable(opts: { ops?: readonly Op[]; weightTypes?: readonly
   };
   return {
     ops, weightTypes: [...weightTypes],
-    supports: (t, g) => inLayerGroup(t) && (checks.get(t.op)?.(t, g) ?? false),
+    supports: (t, g) => inLayerGroup(t) && (checks.get(t.op)?.(t, g) ?? false) && npuSupportsNode(t, g),
+    takesWeightType: (type) => weightTypes.has(type),
     reason,
   };
 }

@@ -41,7 +41,7 @@ export function fakeEncode(req: CompileRequest): EncodedEngine {
   const blob = new Uint8Array(8 + wBytes);
   new DataView(blob.buffer).setUint32(0, 0x454b4146, true);
   new DataView(blob.buffer).setUint32(4, eid, true);
-  return { blob, inputs, outputs };
+  return { blob, inputIds: inputs, outputIds: outputs };
 }
 
 export interface FakeRuntime extends NpuRuntime { executed: number }
