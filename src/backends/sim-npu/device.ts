@@ -278,7 +278,11 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
         enc = opts.cache.get(cacheKey);
       }
       if (!enc) {
-        try { enc = opts.encode(req, target.name); } catch (e) {
+        // the encoder sees the weights with the file's types (the graph may carry a host layout id)
+        const encReq: CompileRequest = fileType
+          ? { ...req, graph: { ...g, tensors: g.tensors.map((t) => (t.role === 'weight' ? { ...t, dtype: fileType.call(req, t.id) } : t)) } }
+          : req;
+        try { enc = opts.encode(encReq, target.name); } catch (e) {
           if (e instanceof DeviceError) throw e;
           throw new DeviceError('COMPILE_FAILED', `${name}: encoding group ${gr.name} at ${req.nTokens} tokens failed: ${(e as Error).message}`);
         }

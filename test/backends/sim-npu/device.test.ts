@@ -5,7 +5,7 @@
 // runtime and encoder are in test/backends/sim-npu/parity.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeviceError, type Device, type Placement } from '../../../src/backends/backend.js';
+import { DeviceError, tensorBytes, type CompileRequest, type Device, type NodeGroup, type Placement } from '../../../src/backends/backend.js';
 import { referenceDevice } from '../../../src/backends/reference/device.js';
 import { createSimNpuDevice, type SimNpuDevice } from '../../../src/backends/sim-npu/device.js';
 import { callCost, groupWork, NPU_TARGETS } from '../../../src/backends/sim-npu/cost-model.js';
@@ -13,7 +13,7 @@ import { openGguf } from '../../../src/gguf/open.js';
 import type { Graph, Op } from '../../../src/graph/graph.js';
 import { buildTransformer } from '../../../src/models/transformer.js';
 import { loadModel, type Model } from '../../../src/runtime/model.js';
-import { Scheduler } from '../../../src/sched/scheduler.js';
+import { rowBytes } from '../../../src/gguf/ggml-types.js';
 import { fixture } from '../../helpers/fixtures.js';
 import { createFakeRuntime, fakeEncode } from './fake-runtime.js';
 
@@ -39,22 +39,69 @@ function kvCache(model: Model, dev: Device) {
   return state;
 }
 
-/** Runs tokens at positions pos0.. through `sched` (state from `state`), returns the last row's logits. */
-async function evalTokens(model: Model, sched: Scheduler, tokens: number[], pos0: number, compile?: SimNpuDevice): Promise<Float32Array> {
+/** The load-time compile request of one group: weight bytes and GGUF types as stored in the file (host placements). */
+function request(model: Model, g: Graph, group: NodeGroup): CompileRequest & { weightType(id: number): number } {
+  return {
+    graph: g, group, nTokens: g.nTokens,
+    weightBytes: (id) => { const p = model.placements.get(g.tensors[id]!.name)!.placement; return p.buffer.hostView!(p.offset, p.nBytes); },
+    weightType: (id) => model.file.tensorsByName.get(g.tensors[id]!.name)!.type,
+  };
+}
+
+/**
+ * Evaluates tokens at positions pos0.. and returns the last row's logits: every node on the reference
+ * device, or, with `npu`, the layer groups as engines on it (compiled here, as the scheduler does at
+ * load) and the rest on the reference device, copying tensors across where a run reads what the other
+ * device wrote. A small stand-alone scheduler, so these tests depend only on the device contract.
+ */
+async function evalTokens(model: Model, state: Map<string, { device: Device; placement: Placement }>, tokens: number[], pos0: number, npu?: SimNpuDevice): Promise<Float32Array> {
   const g: Graph = buildTransformer(model.spec, model.hp, model.weights, { nTokens: tokens.length, nOutputs: 1, nCtx: N_CTX, kvType: 'f16' });
-  if (compile) {
-    for (const group of compile.claimGroups!(g)) {
-      compile.compileGroup!({ graph: g, group, nTokens: g.nTokens, weightBytes: (id) => { const p = model.placements.get(g.tensors[id]!.name)!.placement; return p.buffer.hostView!(p.offset, p.nBytes); } });
+  const weightPlace = (id: number) => model.placements.get(g.tensors[id]!.name)!.placement;
+  if (npu) {
+    for (const group of npu.claimGroups!(g)) {
+      npu.compileGroup!(request(model, g, group));
     }
   }
-  const plan = sched.plan(g);
-  plan.setInput(g.inputs.tokens, Int32Array.from(tokens));
-  plan.setInput(g.inputs.positions, Int32Array.from(tokens, (_, i) => pos0 + i));
-  plan.setInput(g.inputs.outputRows, Int32Array.of(tokens.length - 1));
-  await sched.compute(plan);
-  const out = plan.readOutput(new Float32Array(model.hp.nVocab));
-  plan.free();
-  return out;
+  const onNpu = (id: number) => !!npu && npu.supportsOp(g.tensors[id]!, g);
+  // every activation has a copy on each device; `where` tracks which one is current
+  const copies = new Map<number, Map<Device, Placement>>();
+  const where = new Map<number, Device>();
+  const devices: Device[] = npu ? [ref, npu] : [ref];
+  for (const t of g.tensors) {
+    if (t.role === 'weight' || t.role === 'state' || t.op === 'kv_store') continue;
+    const nBytes = tensorBytes(t, rowBytes), m = new Map<Device, Placement>();
+    for (const d of devices) m.set(d, { buffer: d.bufferType().allocate(nBytes, 'compute'), offset: 0, nBytes });
+    copies.set(t.id, m);
+  }
+  const setInput = (id: number, v: Int32Array) => { copies.get(id)!.get(ref)!.buffer.set(0, new Uint8Array(v.buffer)); where.set(id, ref); };
+  setInput(g.inputs.tokens, Int32Array.from(tokens));
+  setInput(g.inputs.positions, Int32Array.from(tokens, (_, i) => pos0 + i));
+  setInput(g.inputs.outputRows, Int32Array.of(tokens.length - 1));
+  const placement = (d: Device) => (id: number): Placement => {
+    const t = g.tensors[id]!;
+    if (t.role === 'weight') return weightPlace(id);
+    if (t.role === 'state') return state.get(t.name)!.placement;
+    return copies.get(id)?.get(d) ?? { buffer: d.bufferType().allocate(4, 'compute'), offset: 0, nBytes: 0 };
+  };
+  const runs: { d: Device; nodes: number[] }[] = [];
+  for (const id of g.nodes) {
+    const d = onNpu(id) ? npu! : ref;
+    const last = runs[runs.length - 1];
+    if (last && last.d === d) last.nodes.push(id); else runs.push({ d, nodes: [id] });
+  }
+  for (const run of runs) {
+    for (const id of run.nodes) for (const s of g.tensors[id]!.src) {
+      const from = where.get(s);
+      if (from && from !== run.d) { const c = copies.get(s)!; c.get(from)!.buffer.copyTo(c.get(run.d)!.buffer, 0, 0, c.get(from)!.nBytes); where.set(s, run.d); }
+    }
+    await run.d.createBackend().compute({ graph: g, placement: placement(run.d) }, run.nodes);
+    for (const id of run.nodes) where.set(id, run.d);
+  }
+  const out = copies.get(g.output)!.get(where.get(g.output)!)!;
+  const logits = new Float32Array(model.hp.nVocab);
+  out.buffer.get(0, logits.byteLength, new Uint8Array(logits.buffer));
+  for (const m of copies.values()) for (const p of m.values()) p.buffer.free();
+  return logits;
 }
 
 const prompt = [1, 403, 407, 261, 378, 432, 383, 286];
@@ -64,15 +111,13 @@ for (const name of ['qwen3-q8_0', 'gemma2-q4_0']) {
     const file = openGguf(fixture(`parity/${name}.gguf`));
     const model = loadModel(file, { device: ref });
     const refState = kvCache(model, ref);
-    const refSched = new Scheduler({ devices: [ref], leaves: { get: (t) => (t.role === 'state' ? refState.get(t.name) : model.placements.get(t.name)) } });
     const npu = simNpu();
     const npuState = kvCache(model, npu);
-    const npuSched = new Scheduler({ devices: [npu, ref], forceDevice: npu, leaves: { get: (t) => (t.role === 'state' ? npuState.get(t.name) : model.placements.get(t.name)) } });
-    const a1 = await evalTokens(model, refSched, prompt, 0);
-    const b1 = await evalTokens(model, npuSched, prompt, 0, npu);
+    const a1 = await evalTokens(model, refState, prompt, 0);
+    const b1 = await evalTokens(model, npuState, prompt, 0, npu);
     assert.deepEqual(Array.from(b1), Array.from(a1));
-    const a2 = await evalTokens(model, refSched, [300], prompt.length);
-    const b2 = await evalTokens(model, npuSched, [300], prompt.length, npu);
+    const a2 = await evalTokens(model, refState, [300], prompt.length);
+    const b2 = await evalTokens(model, npuState, [300], prompt.length, npu);
     assert.deepEqual(Array.from(b2), Array.from(a2));
     // every layer and the output ran as engines: nLayer + 1 calls per evaluation
     const s = npu.stats();
@@ -115,7 +160,7 @@ test('a disabled op makes its groups fail to compile (COMPILE_FAILED: the schedu
   const rope = g.nodes.find((id) => g.tensors[id]!.op === 'rope')!;
   assert.equal(npu.supportsOp(g.tensors[rope]!, g), false);
   const blk0 = npu.claimGroups!(g)[0]!;
-  assert.throws(() => npu.compileGroup!({ graph: g, group: blk0, nTokens: 4, weightBytes: () => new Uint8Array(0) }),
+  assert.throws(() => npu.compileGroup!(request(model, g, blk0)),
     (e: unknown) => e instanceof DeviceError && e.code === 'COMPILE_FAILED' && /rope/.test(e.message));
   file.source.close?.();
 });
@@ -146,9 +191,8 @@ test('an engine that does not fit is OVER_BUDGET at compile; a group never compi
   const model = loadModel(file, { device: ref });
   const g = buildTransformer(model.spec, model.hp, model.weights, { nTokens: 1, nOutputs: 1, nCtx: N_CTX, kvType: 'f16' });
   const npu = simNpu(4 << 10);
-  const wb = (id: number) => { const p = model.placements.get(g.tensors[id]!.name)!.placement; return p.buffer.hostView!(p.offset, p.nBytes); };
   const blk0 = npu.claimGroups!(g)[0]!;
-  assert.throws(() => npu.compileGroup!({ graph: g, group: blk0, nTokens: 1, weightBytes: wb }), (e: unknown) => e instanceof DeviceError && e.code === 'OVER_BUDGET');
+  assert.throws(() => npu.compileGroup!(request(model, g, blk0)), (e: unknown) => e instanceof DeviceError && e.code === 'OVER_BUDGET');
   assert.throws(() => npu.createBackend().compute({ graph: g, placement: () => { throw new Error('unreachable'); } }, blk0.nodes),
     (e: unknown) => e instanceof DeviceError && e.code === 'UNSUPPORTED' && /compiled at load/.test(e.message));
   file.source.close?.();
@@ -183,8 +227,7 @@ test('compiled engines are cached on disk by sha256: a second load skips the enc
       const cache = diskEngineCache(dir);
       const npu = createSimNpuDevice({ runtime: createFakeRuntime(256 << 20), encode: (req) => { n++; return fakeEncode(req); }, cache });
       const state = kvCache(model, npu);
-      const sched = new Scheduler({ devices: [npu, ref], forceDevice: npu, leaves: { get: (t) => (t.role === 'state' ? state.get(t.name) : model.placements.get(t.name)) } });
-      runs.push(await evalTokens(model, sched, prompt, 0, npu));
+      runs.push(await evalTokens(model, state, prompt, 0, npu));
       encodes.push(n);
       if (round === 1) assert.equal(cache.hits, model.hp.nLayer + 1);
       await npu.close();
