@@ -44,7 +44,7 @@ export interface EngineInfo {
 
 export type EngineHandle = number;
 
-/** Bytes moved and calls made, for the cost model and profiles. */
+/** Bytes moved and calls made, for the cost model and profiles (loadEngine counts the blob as host->device bytes). */
 export interface NpuCounters {
   bytesHostToDevice: number;
   bytesDeviceToHost: number;
@@ -68,8 +68,13 @@ export interface NpuContext {
   /** parses and loads a compiled engine blob into device memory */
   loadEngine(blob: Uint8Array): EngineHandle;
   engineInfo(engine: EngineHandle): EngineInfo;
-  /** runs the engine once: inputs/outputs are device buffers in the order of EngineInfo.inputs/outputs */
+  /**
+   * runs the engine once: inputs/outputs are device buffers in the order of EngineInfo.inputs/outputs.
+   * A tensor that is both an input and an output (the KV cache) is updated in place when the same
+   * pointer is bound to both, and copied input -> output first otherwise.
+   */
   execute(engine: EngineHandle, inputs: readonly DevicePtr[], outputs: readonly DevicePtr[]): void;
+  /** queues an execution on `stream`; a failure is reported by stream.synchronize() (later work on that stream is skipped) */
   executeAsync(engine: EngineHandle, inputs: readonly DevicePtr[], outputs: readonly DevicePtr[], stream: NpuStream): void;
   createStream(): NpuStream;
   unloadEngine(engine: EngineHandle): void;
@@ -83,6 +88,8 @@ export interface NpuRuntime {
   deviceCount(): number;
   deviceInfo(id: number): NpuDeviceInfo;
   createContext(deviceId: number): NpuContext;
+  /** releases the runtime (driver handles, the mock's kernel threads); its contexts are unusable afterwards */
+  close?(): Promise<void>;
 }
 
 export type NpuErrorCode = 'OUT_OF_DEVICE_MEMORY' | 'BAD_POINTER' | 'BAD_ENGINE' | 'BAD_IO' | 'NO_DEVICE' | 'CLOSED';
