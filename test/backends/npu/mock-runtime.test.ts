@@ -34,8 +34,8 @@ test('capacity is enforced; free returns it; destroy frees everything', async ()
   assert.throws(() => ctx.malloc(500_000), isErr('OUT_OF_DEVICE_MEMORY', /needs 500032 bytes but 448576 of 1048576 are free/));
   const b = ctx.malloc(400_000);
   ctx.free(a);
-  const c = ctx.malloc(500_000);
   assert.throws(() => ctx.free(a), isErr('BAD_POINTER'), 'double free');
+  const c = ctx.malloc(500_000);
   assert.throws(() => ctx.free(c + 64), isErr('BAD_POINTER', /not its start/));
   ctx.destroy();
   assert.equal(rt.deviceInfo(0).memFree, 1 << 20);
