@@ -81,12 +81,24 @@ export interface Device {
    * on disk by the device. Throws DeviceError('COMPILE_FAILED' | 'OVER_BUDGET') to make the group fall back.
    */
   compileGroup?(req: CompileRequest): void | Promise<void>;
-  /** Explicit memory reservation before any allocation; throws DeviceError('OVER_BUDGET') when it does not fit. */
+  /**
+   * Explicit memory reservation before any allocation; throws DeviceError('OVER_BUDGET') when it does not fit.
+   * The scheduler may call it several times at load (dropping claimed groups until it fits): the last call
+   * is the reservation in force.
+   */
   reserve?(r: MemoryReservation): void;
   /** The device keeps its own copy of this weight (e.g. compiled into its engines): the scheduler never copies it in. */
   holdsWeight?(name: string): boolean;
   /** Static facts for `devices --json`: claimed ops and weight types, status. */
   describe?(): DeviceDescription;
+  /**
+   * Cost model for `--phase-policy auto` and simulated profiles: predicted seconds to run `nodes` of
+   * `graph` (a whole phase's graph when `nodes` is omitted) on this device. Devices without one are
+   * measured instead (the cpu: a timed run at load).
+   */
+  estimate?(phase: Phase, graph: Graph, nodes?: readonly number[]): number;
+  /** Predicted seconds to move `bytes` between host memory and this device ('in': to the device). */
+  transferSeconds?(bytes: number, direction: 'in' | 'out'): number;
 }
 
 /** Batch phase: `prefill` evaluates several tokens at once, `decode` one. */
@@ -111,8 +123,10 @@ export interface CompileRequest {
   graph: Graph;
   group: NodeGroup;
   nTokens: number;
-  /** host bytes of a weight leaf (the encoder reads them once, at load) */
+  /** host bytes of a weight leaf as stored in the GGUF file (the encoder reads them once, at load) */
   weightBytes(id: number): Uint8Array;
+  /** the GGUF type of those bytes (the graph's dtype may be a host device's repacked layout id) */
+  weightType(id: number): number;
 }
 
 export interface DeviceDescription {
@@ -149,6 +163,16 @@ export interface Backend {
   compute(ctx: ComputeContext, nodes: readonly number[]): void | Promise<void>;
   /** Asynchronous submit (queue many, wait once): returns at once; the work is done when the event resolves. */
   submit?(ctx: ComputeContext, nodes: readonly number[]): DeviceEvent;
+  /**
+   * Plan time (context creation, or the first use of a batch shape): bind `nodes` to their placements
+   * once (compile kernels, size scratch for the shape), so compute allocates nothing. The scheduler calls
+   * it for the worst-case shapes first, so later shapes fit the scratch reserved then.
+   */
+  prepare?(ctx: ComputeContext, nodes: readonly number[]): void;
+  /** The plan that ran `nodes` is gone: drop what prepare kept for them. */
+  release?(nodes: readonly number[]): void;
+  /** Simulated devices: the predicted seconds of the last compute/submit (their cost model), for profiles. */
+  lastSimulatedSeconds?(): number;
   close?(): void;
 }
 

@@ -39,6 +39,7 @@ export async function generate(ctx: Context, tok: Tokenizer | null, prompt: numb
   const detok = tok ? new StreamingDetokenizer((id) => tok.tokenToPiece(id, { special: true })) : null;
   let text = '';
   let stopReason: GenerateResult['stopReason'] = 'length';
+  const one = new Int32Array(1); // the decode step's batch, reused: a step allocates nothing here
   for (let i = 0; i < o.nPredict; i++) {
     if (o.shouldStop?.()) { stopReason = 'stopped'; break; }
     const id = o.sampler.sample(logits);
@@ -52,7 +53,8 @@ export async function generate(ctx: Context, tok: Tokenizer | null, prompt: numb
     }
     if (i === o.nPredict - 1) break;
     if (ctx.nPast >= ctx.nCtx) { stopReason = 'context'; break; }
-    logits = await ctx.decode([id]);
+    one[0] = id;
+    logits = await ctx.decode(one);
   }
   if (detok) {
     const rest = detok.flush();

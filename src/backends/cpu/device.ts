@@ -60,6 +60,8 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
           const run = program(ctx, nodes).run;
           for (let i = 0; i < run.length; i++) run[i]!();
         },
+        // plan time: compile the split's node runners (and size the runtime's scratch for its shape)
+        prepare(ctx: ComputeContext, nodes: readonly number[]) { program(ctx, nodes); },
       };
     },
     close: () => rt.close(),
