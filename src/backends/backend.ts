@@ -125,8 +125,8 @@ export interface CompileRequest {
   nTokens: number;
   /** host bytes of a weight leaf as stored in the GGUF file (the encoder reads them once, at load) */
   weightBytes(id: number): Uint8Array;
-  /** the GGUF type of those bytes (the graph's dtype may be a host device's repacked layout id) */
-  weightType(id: number): number;
+  /** the GGUF type of weightBytes' bytes (the graph's dtype may be a host device's repacked layout id); the scheduler always sets it */
+  weightType?(id: number): number;
 }
 
 export interface DeviceDescription {

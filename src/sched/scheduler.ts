@@ -26,7 +26,14 @@ export type StateLookup = (t: TensorDesc, device: Device) => Placement | undefin
 export interface SchedulerOptions {
   /** devices in priority order; the last one is the host: it supports every op and takes what no other device does */
   devices: Device[];
-  weights: WeightLookup;
+  weights?: WeightLookup;
+  /**
+   * Standalone use (no Context): weights and one copy of each state tensor by name; plans made without a
+   * key claim their groups on first use and size the arenas for themselves.
+   */
+  leaves?: WeightLookup;
+  /** standalone use: the explicit device of both phases */
+  forceDevice?: Device;
   /** an explicit device per phase: it takes every node (or claimed group) of that phase it supports, whatever the batch */
   phaseDevice?: Partial<Record<Phase, Device>>;
   /** batches of at least this many tokens go to group-claiming accelerators when no phase device is explicit (default 32) */
@@ -74,6 +81,8 @@ export interface Plan extends PlanKey {
   upload(): void;
   /** reads the graph output (f32) */
   readOutput(dest: Float32Array): Float32Array;
+  /** stages and uploads one input (tokens, positions or output rows) */
+  setInput(id: number, values: Int32Array): void;
   /** device each node runs on */
   assignment: Map<number, string>;
   /** device that reads and writes each state tensor (by name) */
@@ -141,8 +150,16 @@ export class Scheduler {
   private states: StateLookup = () => undefined;
   private profiler?: Profiler;
 
-  constructor(private readonly opts: SchedulerOptions) {
+  private readonly standalone: boolean;
+  constructor(private opts: SchedulerOptions & { weights?: WeightLookup }) {
     if (opts.devices.length === 0) throw new SchedulerError('NO_DEVICE', 'scheduler needs at least one device');
+    this.standalone = !opts.weights;
+    if (!opts.weights) {
+      const leaves = opts.leaves;
+      if (!leaves) throw new SchedulerError('NO_DEVICE', 'scheduler needs the weights (or leaves) placements');
+      opts = this.opts = { ...opts, weights: leaves, phaseDevice: opts.phaseDevice ?? (opts.forceDevice ? { prefill: opts.forceDevice, decode: opts.forceDevice } : undefined) };
+      this.states = (t) => leaves.get(t)?.placement;
+    }
     this.host = opts.devices[opts.devices.length - 1]!;
     this.offloadMinBatch = opts.offloadMinBatch ?? 32;
     for (const d of opts.devices) this.backends.set(d, d.createBackend());
@@ -190,7 +207,8 @@ export class Scheduler {
     this.claims.set(key, owner);
     const pending: Promise<void>[] = [];
     for (const d of this.accelerators(phase)) {
-      if (d.staticShapes && !d.staticShapes.includes(g.nTokens)) continue;
+      // (standalone callers pick their own shapes)
+      if (!this.standalone && d.staticShapes && !d.staticShapes.includes(g.nTokens)) continue;
       for (const group of d.claimGroups!(g)) {
         if (owner.has(group.name) || this.overBudget.get(d)?.has(group.name)) continue;
         const why = this.unsupported(g, group, d);
@@ -320,7 +338,7 @@ export class Scheduler {
           if (st.role === 'state') continue; // each device reads its own copy of the cache
           if (st.role === 'weight' && run.device.holdsWeight?.(st.name)) continue; // compiled into the device
           if (inputIds.includes(s) && !home.has(s)) home.set(s, run.device);
-          const h = st.role === 'weight' ? this.opts.weights.get(st)?.device : home.get(s);
+          const h = st.role === 'weight' ? this.opts.weights!.get(st)?.device : home.get(s);
           if (!h) throw new SchedulerError('NO_DEVICE', `tensor ${st.name} has no placement`);
           if (h !== run.device && !localKey[ri]!.has(s)) {
             const key = copyKey--;
@@ -398,7 +416,17 @@ export class Scheduler {
   }
 
   /** A plan for `g`, placed inside the reserved arenas (nothing is allocated on any device). */
-  plan(g: Graph, key: PlanKey): Plan {
+  plan(g: Graph, key?: PlanKey): Plan {
+    if (!key) {
+      // standalone: claim (compile) this shape now and size the arenas for it when they are too small
+      key = { phase: g.nTokens > 1 ? 'prefill' : 'decode', nTokens: g.nTokens, nOutputs: g.nOutputs, accel: true };
+      const w = this.opts.weights!;
+      const bytesOf = (id: number) => { const p = w.get(g.tensors[id]!)!.placement; return p.buffer.hostView?.(p.offset, p.nBytes) ?? p.buffer.get(p.offset, p.nBytes); };
+      const r = this.claim(g, key.phase, { weightBytes: bytesOf, weightType: (id) => { const d = g.tensors[id]!.dtype; return typeof d === 'number' ? d : d === 'f16' ? 1 : 0; } });
+      if (r) throw new SchedulerError('NOT_PREPARED', 'a device compiles asynchronously: claim() and await it before plan()');
+      const l0 = this.layout(g, key);
+      if ([...l0.sizes].some(([d, s]) => (this.arenas.get(d)?.size ?? -1) < s)) this.reserve([{ graph: g, key }]);
+    }
     if (this.arenas.size === 0) throw new SchedulerError('NOT_PREPARED', 'reserve the compute arenas before planning');
     const l = this.layout(g, key);
     const offsets = this.fit(l);
@@ -406,7 +434,7 @@ export class Scheduler {
     const placeOn = (d: Device, slot: number, t: TensorDesc): Placement => ({ buffer: arenas.get(d)!, offset: offsets.get(d)!.get(slot)!, nBytes: tBytes(t) });
     const global = new Map<number, Placement>();
     for (const [id, d] of l.home) global.set(id, placeOn(d, id, g.tensors[id]!));
-    const weights = this.opts.weights, states = this.states;
+    const weights = this.opts.weights!, states = this.states;
     const leafPlacement = (id: number, d: Device): Placement => {
       const t = g.tensors[id]!;
       if (t.role === 'state') {
@@ -477,6 +505,12 @@ export class Scheduler {
           if (x.host) x.host.set(x.src.subarray(0, x.host.length));
           else x.p.buffer.set(x.p.offset, x.bytes);
         }
+      },
+      setInput(id, values) {
+        const dst = id === g.inputs.tokens ? tokens : id === g.inputs.positions ? positions : id === g.inputs.outputRows ? outRows : null;
+        if (!dst) return;
+        dst.set(values.subarray(0, dst.length));
+        this.upload();
       },
       readOutput(dest) {
         if (outHost === null || outHost.byteLength === 0) {
