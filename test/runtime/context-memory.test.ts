@@ -4,7 +4,9 @@
 // every new batch size added a plan and an arena for the context's whole life (60 lengths: wasm
 // 2.4 -> 7.5 MiB). RSS is compared over the second half only: V8's JIT, its heap pages and malloc's
 // arenas add ~40 MiB over the first 100-250 turns of any workload, then level off (measured on a
-// shared 2-core machine: 69.9 MiB at turn 0, 108.7 at 100, 109.4 at 450).
+// shared 2-core machine: 69.9 MiB at turn 0, 108.7 at 100, 109.4 at 450; under heavy load the second
+// half has moved by up to 19 MiB as V8 commits heap pages, hence the 32 MiB bound there: the exact
+// guards are the wasm memory and the runtime's allocation top).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
@@ -58,7 +60,7 @@ test('500 random prompt lengths: wasm memory flat after the first prompt, RSS an
     assert.equal(device.runtime.used(), used1, 'the runtime allocated after the first prompt');
     // one plan per shape kept for the context's life cost ~0.1-0.5 MiB of JS heap each on this model
     assert.ok(m2.heap - m1.heap < 2 * 2 ** 20, `JS heap grew by ${mib(m2.heap - m1.heap)}`);
-    assert.ok(m2.rss - m1.rss < 16 * 2 ** 20, `RSS grew by ${mib(m2.rss - m1.rss)}`);
+    assert.ok(m2.rss - m1.rss < 32 * 2 ** 20, `RSS grew by ${mib(m2.rss - m1.rss)}`);
     ctx.close();
   } finally {
     file.source.close?.();
@@ -93,7 +95,7 @@ test('200-turn chat through generate(): wasm memory flat after the first turn, R
     assert.equal(device.runtime.memory.buffer.byteLength, bytes1, 'wasm memory grew after the first turn');
     assert.equal(device.runtime.used(), used1, 'the runtime allocated after the first turn');
     assert.ok(m2.heap - m1.heap < 2 * 2 ** 20, `JS heap grew by ${mib(m2.heap - m1.heap)}`);
-    assert.ok(m2.rss - m1.rss < 16 * 2 ** 20, `RSS grew by ${mib(m2.rss - m1.rss)}`);
+    assert.ok(m2.rss - m1.rss < 32 * 2 ** 20, `RSS grew by ${mib(m2.rss - m1.rss)}`);
     ctx.close();
   } finally {
     file.source.close?.();
