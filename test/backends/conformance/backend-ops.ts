@@ -52,8 +52,8 @@ async function main(): Promise<number> {
     const device = await getDevice(name, { threads });
     const oracle = await getDevice('reference');
     const cases = buildCases({ size: values.small ? 'small' : 'full', tokenCounts: device.staticShapes });
-    const entries = await runConformance(device, oracle, cases, (e) => {
-      if (!e.pass) process.stdout.write(`FAIL ${e.op} [${e.types.join(', ')}] ${e.shape}: nmse ${e.nmse} > ${e.threshold} (max abs err ${e.max_abs_err})\n`);
+    const entries = await runConformance(device, oracle, cases, (e, error) => {
+      if (!e.pass) process.stdout.write(`FAIL ${e.op} [${e.types.join(', ')}] ${e.shape}: ${error ? `threw ${error}` : `nmse ${e.nmse} > ${e.threshold} (max abs err ${e.max_abs_err})`}\n`);
     });
     writeFileSync(out, JSON.stringify(entries, null, 1) + '\n');
     // summary per op: cases, failures, worst NMSE and max abs error

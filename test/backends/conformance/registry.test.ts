@@ -27,8 +27,10 @@ for (const name of deviceNames().filter((n) => n !== 'reference')) {
   test(`conformance (small) of every claimed op: ${name}`, async () => {
     const device = await getDevice(name, { threads: 2 });
     const cases = buildCases({ size: 'small', tokenCounts: device.staticShapes });
-    const entries = await runConformance(device, oracle, cases);
+    const errors: string[] = [];
+    const entries = await runConformance(device, oracle, cases, (e, error) => { if (error) errors.push(`${e.op} ${e.shape}: ${error}`); });
     assert.ok(entries.length > 0, `${name} claims none of the ${cases.length} cases`);
+    assert.deepEqual(errors, [], `${name} threw on claimed cases`);
     assert.deepEqual(failures(entries), []);
     for (const e of entries) assert.equal(e.device, name);
     console.log(`# ${name}: ${entries.length} of ${cases.length} cases claimed, ops ${[...new Set(entries.map((e) => e.op))].join(' ')}`);

@@ -28,7 +28,7 @@ export interface ManifestEntry {
   /** source shapes ne0 first, then the op's parameters when they matter, e.g. "[96,13] [96,5]" */
   shape: string;
   max_abs_err: number;
-  /** null when the device produced a NaN/Inf the reference did not */
+  /** null when the device produced a NaN/Inf the reference did not, or failed to run the case */
   nmse: number | null;
   threshold: number;
   pass: boolean;
@@ -342,7 +342,7 @@ export function compareOutputs(got: Float32Array, want: Float32Array): { maxAbs:
  * Runs every case `device` claims against `oracle`; one manifest entry per claimed case, in suite order.
  * `onEntry` sees each entry as it is made (progress output).
  */
-export async function runConformance(device: Device, oracle: Device, cases: CaseSpec[], onEntry?: (e: ManifestEntry) => void): Promise<ManifestEntry[]> {
+export async function runConformance(device: Device, oracle: Device, cases: CaseSpec[], onEntry?: (e: ManifestEntry, error?: string) => void): Promise<ManifestEntry[]> {
   const out: ManifestEntry[] = [];
   for (const s of cases) {
     const c = s.make();
@@ -353,12 +353,15 @@ export async function runConformance(device: Device, oracle: Device, cases: Case
     };
     if (!(await claims(device, c, weightBytes))) continue;
     const want = await runCase(oracle, c);
-    const got = await runCase(device, c);
-    const { maxAbs, nmse } = compareOutputs(got, want);
+    let got: Float32Array | undefined;
+    let error: string | undefined;
+    // a claimed case the device fails to run is a failed entry, not the end of the run
+    try { got = await runCase(device, c); } catch (err) { error = `${(err as { code?: string }).code ? `[${(err as { code?: string }).code}] ` : ''}${(err as Error).message ?? String(err)}`; }
+    const { maxAbs, nmse } = got ? compareOutputs(got, want) : { maxAbs: Infinity, nmse: null };
     const e: ManifestEntry = { device: device.name, op: s.op, types: s.types, shape: s.shape, max_abs_err: maxAbs, nmse, threshold: s.threshold, pass: nmse !== null && nmse <= s.threshold };
     if (!Number.isFinite(e.max_abs_err)) e.max_abs_err = Number.MAX_VALUE; // JSON has no Infinity
     out.push(e);
-    onEntry?.(e);
+    onEntry?.(e, error);
   }
   return out;
 }
