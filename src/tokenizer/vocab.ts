@@ -173,19 +173,25 @@ export function bpePreInfo(pre: string): PreInfo {
   }
 }
 
+// The token texts llama.cpp recognises (src/llama-vocab.cpp, llama_vocab::impl::load, "auto-detect
+// special tokens by text" and "maintain a list of tokens that cause end-of-generation"), as of the
+// release our references come from (ggml-org/llama.cpp v0.4.0, bundled by node-llama-cpp 3.21.1).
+// A token found this way gets the CONTROL attribute OR-ed in when the file marks it otherwise, so
+// with special-token parsing off its text is plain text (phi-3's `</s>` is USER_DEFINED in the file).
 const EOT_TEXTS = new Set([
   '<|eot_id|>', '<|im_end|>', '<|end|>', '<end_of_turn>', '<|endoftext|>', '<|end_of_text|>', '<EOT>', '_<EOT>',
-  '<｜end▁of▁sentence｜>', '<end_of_utterance>',
+  '[EOT]', '<｜end▁of▁sentence｜>', '<end_of_utterance>',
 ]);
-const EOG_TEXTS = new Set([
-  '<|eot_id|>', '<|im_end|>', '<|end|>', '<|return|>', '<|call|>', '<end_of_turn>', '<|endoftext|>', '<|eom_id|>',
-  '<EOT>', '_<EOT>', '<|end_of_text|>', '<end_of_utterance>',
+export const EOG_TEXTS: ReadonlySet<string> = new Set([
+  '<|eot_id|>', '<|im_end|>', '<|end|>', '<|return|>', '<|call|>', '<|flush|>', '<|calls|>', '<end_of_turn>',
+  '<|endoftext|>', '</s>', '<|eom_id|>', '<EOT>', '_<EOT>', '[EOT]', '[EOS]', '<|end_of_text|>', '<end_of_utterance>',
+  '<eos>', '<turn|>', '<|tool_response>', '<｜end▁of▁sentence｜>', '[e~[',
 ]);
 const FIM_TEXTS: Record<'fimPre' | 'fimSuf' | 'fimMid' | 'fimPad' | 'fimRep' | 'fimSep', string[]> = {
-  fimPre: ['<|fim_prefix|>', '<fim-prefix>', '<fim_prefix>', '<｜fim▁begin｜>', '<PRE>', '▁<PRE>'],
-  fimSuf: ['<|fim_suffix|>', '<fim-suffix>', '<fim_suffix>', '<｜fim▁hole｜>', '<SUF>', '▁<SUF>'],
-  fimMid: ['<|fim_middle|>', '<fim-middle>', '<fim_middle>', '<｜fim▁end｜>', '<MID>', '▁<MID>'],
-  fimPad: ['<|fim_pad|>', '<fim-pad>', '<fim_pad>', '<PAD>'],
+  fimPre: ['<|fim_prefix|>', '<fim-prefix>', '<fim_prefix>', '<｜fim▁begin｜>', '<PRE>', '▁<PRE>', '<|code_prefix|>', '<|prefix|>'],
+  fimSuf: ['<|fim_suffix|>', '<fim-suffix>', '<fim_suffix>', '<｜fim▁hole｜>', '<SUF>', '▁<SUF>', '<|code_suffix|>', '<|suffix|>'],
+  fimMid: ['<|fim_middle|>', '<fim-middle>', '<fim_middle>', '<｜fim▁end｜>', '<MID>', '▁<MID>', '<|code_middle|>', '<|middle|>'],
+  fimPad: ['<|fim_pad|>', '<fim-pad>', '<fim_pad>', '<PAD>', '[PAD]'],
   fimRep: ['<|fim_repo|>', '<|repo_name|>', '<fim-repo>', '<REPO>', '<reponame>'],
   fimSep: ['<|file_sep|>'],
 };
@@ -346,15 +352,26 @@ export function loadVocab(file: GgufMetadataSource): Vocab {
   }
   for (const id of [ids.eos, ids.eot, ids.eom]) if (id !== null) eogIds.add(id);
   {
-    // o200k_harmony: with <|return|> and <|call|>, <|end|> is not end-of-generation
-    let hasReturn = false, hasCall = false, endId: number | null = null;
+    // o200k_harmony (<|return|> + <|call|>) and solar-open (<|calls|> + <|flush|>): <|end|> is not end-of-generation
+    let hasReturn = false, hasCall = false, hasFlush = false, endId: number | null = null;
     for (const id of eogIds) {
       const t = texts[id];
       if (t === '<|return|>') hasReturn = true;
-      else if (t === '<|call|>') hasCall = true;
+      else if (t === '<|call|>' || t === '<|calls|>') hasCall = true;
+      else if (t === '<|flush|>') hasFlush = true;
       else if (t === '<|end|>') endId = id;
     }
-    if (hasReturn && hasCall && endId !== null) { eogIds.delete(endId); attrs[endId] = ATTR_USER_DEFINED; }
+    if (endId !== null && hasCall && (hasReturn || hasFlush)) { eogIds.delete(endId); attrs[endId] = ATTR_USER_DEFINED; }
+  }
+  {
+    // gemma4 (has <|tool_response>): </s> is an ordinary token there, not end-of-generation
+    let hasToolResponse = false, sId: number | null = null;
+    for (const id of eogIds) {
+      const t = texts[id];
+      if (t === '<|tool_response>') hasToolResponse = true;
+      else if (t === '</s>') sId = id;
+    }
+    if (hasToolResponse && sId !== null) { eogIds.delete(sId); attrs[sId] = ATTR_NORMAL; }
   }
 
   const specialCache: number[] = [];

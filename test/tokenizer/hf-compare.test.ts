@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { convertHfTokenizer, metadataMap } from '../../src/tokenizer/convert-hf.js';
 import { tokenizerFromGguf, type Tokenizer } from '../../src/tokenizer/index.js';
+import { ATTR_CONTROL, EOG_TEXTS } from '../../src/tokenizer/vocab.js';
 import { buildCorpus } from './corpus.js';
 import { REPO_ROOT, readVectors } from './fixtures.js';
 
@@ -48,17 +49,33 @@ for (const c of CASES) {
     const hf = new HfTokenizer(json, config);
     assert.ok(corpus.length >= 1000);
     const failures: string[] = [];
+    // llama.cpp forces CONTROL on end-of-generation-looking texts the file does not mark so (Qwen's ordinary
+    // `</s>` token, 128247): with parse_special it splits them out where HF does not. Checked against llama.cpp
+    // v0.4.0 (node-llama-cpp 3.21.1): "a </s> b" -> [64, 220, 128247, 293]. Those strings follow llama.cpp.
+    const forced = [...EOG_TEXTS].filter((t) => {
+      const id = ours.vocab.tokenToId.get(t);
+      return id !== undefined && hf.encode(t, { add_special_tokens: false }).ids.join() !== String(id);
+    });
+    if (c.pkg === 'tokenizer-qwen3') {
+      assert.deepEqual(forced, ['</s>']);
+      assert.ok(ours.vocab.attrs[128247]! & ATTR_CONTROL);
+      assert.deepEqual(ours.tokenize('a </s> b', { parseSpecial: true }), [64, 220, 128247, 293]);
+      assert.deepEqual(ours.tokenize('a </s> b'), [64, 690, 82, 29, 293]);
+    }
+    let skipped = 0;
     // llama.cpp applies no Unicode normalizer (Qwen's tokenizer.json asks for NFC): compare on NFC input there
     const nfc = JSON.stringify((json as { normalizer?: unknown }).normalizer ?? null).includes('"NFC"');
     const norm = (s: string): string => (nfc ? s.normalize('NFC') : s);
     for (const s0 of corpus) {
       const s = norm(s0);
+      if (forced.some((t) => s.includes(t))) { skipped++; continue; }
       // HF parses special-token text; that is llama.cpp's parse_special = true
       const want = hf.encode(s, { add_special_tokens: false }).ids;
       const got = ours.tokenize(s, { parseSpecial: true });
       if (JSON.stringify(want) !== JSON.stringify(got)) failures.push(`${JSON.stringify(s)}\n  hf   ${want.join(' ')}\n  ours ${got.join(' ')}`);
     }
     assert.deepEqual(failures.slice(0, 10), [], `${failures.length} mismatches`);
+    assert.ok(skipped < corpus.length / 20, `${skipped} strings skipped`);
     // addSpecial adds BOS/EOS per metadata (llama.cpp forces add_bos for llama-bpe); where the HF post-processor
     // adds them too, both agree
     const hfAddsSpecial = c.kind === 'spm';
