@@ -68,7 +68,7 @@ export function parseSyntheticSpec(spec: string): { shape: ModelShape; type: Syn
   const i = spec.lastIndexOf(':');
   const name = i < 0 ? spec : spec.slice(0, i);
   const type = (i < 0 ? 'q4_k_m' : spec.slice(i + 1).toLowerCase()) as SyntheticType;
-  const shape = SHAPES[name];
+  const shape = Object.hasOwn(SHAPES, name) ? SHAPES[name] : undefined;
   if (!shape) throw Object.assign(new Error(`unknown synthetic shape "${name}" (known: ${shapeNames().join(', ')})`), { code: 'USAGE' });
   if (!SYNTHETIC_TYPES.includes(type)) throw Object.assign(new Error(`unknown synthetic type "${type}" (known: ${SYNTHETIC_TYPES.join(', ')})`), { code: 'USAGE' });
   return { shape, type };

@@ -337,7 +337,7 @@ export function syntheticCacheDir(): string {
  * `built` tells whether this call wrote it.
  */
 export function syntheticModel(shapeName: string, mix: SyntheticType, opts: BuildOptions & { cacheDir?: string } = {}): { path: string; built: boolean; bytes: number } {
-  const shape = SHAPES[shapeName];
+  const shape = Object.hasOwn(SHAPES, shapeName) ? SHAPES[shapeName] : undefined;
   if (!shape) throw Object.assign(new Error(`unknown synthetic shape "${shapeName}"`), { code: 'USAGE' });
   const seed = opts.seed ?? 1;
   const dir = opts.cacheDir ?? syntheticCacheDir();

@@ -14,26 +14,27 @@ export interface Command {
 type Loader = () => Promise<Command>;
 
 // Lazy imports keep `gguf-edge --help` fast and let each command pull only what it needs.
-const commands: Record<string, Loader> = {
-  run: async () => (await import('./commands/run.js')).command,
-  inspect: async () => (await import('./commands/inspect.js')).command,
-  devices: async () => (await import('./commands/devices.js')).command,
-  tokenize: async () => (await import('./commands/tokenize.js')).command,
-  detokenize: async () => (await import('./commands/detokenize.js')).command,
-  'convert-tokenizer': async () => (await import('./commands/convert-tokenizer.js')).command,
-  re: async () => (await import('./commands/re.js')).command,
-  npu: async () => (await import('./commands/npu.js')).command,
-  chat: async () => (await import('./commands/chat.js')).command,
-  bench: async () => (await import('./commands/bench.js')).command,
-};
+// A Map, not an object: the command name is user input ('__proto__', 'constructor' are not commands).
+const commands = new Map<string, Loader>([
+  ['run', async () => (await import('./commands/run.js')).command],
+  ['inspect', async () => (await import('./commands/inspect.js')).command],
+  ['devices', async () => (await import('./commands/devices.js')).command],
+  ['tokenize', async () => (await import('./commands/tokenize.js')).command],
+  ['detokenize', async () => (await import('./commands/detokenize.js')).command],
+  ['convert-tokenizer', async () => (await import('./commands/convert-tokenizer.js')).command],
+  ['re', async () => (await import('./commands/re.js')).command],
+  ['npu', async () => (await import('./commands/npu.js')).command],
+  ['chat', async () => (await import('./commands/chat.js')).command],
+  ['bench', async () => (await import('./commands/bench.js')).command],
+]);
 
 export function registerCommand(name: string, loader: Loader): void {
-  commands[name] = loader;
+  commands.set(name, loader);
 }
 
 async function topHelp(): Promise<string> {
   const lines = ['gguf-edge: run GGUF models directly (GGUF in, tokens out).', '', 'Usage: gguf-edge <command> [options]', '', 'Commands:'];
-  for (const [name, load] of Object.entries(commands)) {
+  for (const [name, load] of commands) {
     let summary = '';
     try { summary = (await load()).summary; } catch { summary = '(unavailable)'; }
     lines.push(`  ${name.padEnd(18)} ${summary}`);
@@ -66,7 +67,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`gguf-edge ${pkg.version}\n`);
     return 0;
   }
-  const load = commands[name];
+  const load = commands.get(name);
   if (!load) {
     process.stderr.write(`gguf-edge: unknown command '${name}'. Run 'gguf-edge --help' for the list.\n`);
     return 2;

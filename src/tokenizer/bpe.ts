@@ -14,7 +14,7 @@ interface Bigram {
 const byRank = (a: Bigram, b: Bigram): boolean => a.rank < b.rank || (a.rank === b.rank && a.left < b.left);
 
 export function bpeRegexes(vocab: Vocab): string[] {
-  const r = PRE_REGEXES[vocab.pre];
+  const r = Object.hasOwn(PRE_REGEXES, vocab.pre) ? PRE_REGEXES[vocab.pre] : undefined;
   if (!r) throw new Error(`no pre-tokenizer regexes for '${vocab.pre}'`);
   return r;
 }

@@ -189,7 +189,7 @@ export function convertHfTokenizer(json: HfTokenizerJson, config: HfTokenizerCon
     const c = tokenContent(ref);
     if (c === undefined) return undefined;
     for (const a of json.added_tokens ?? []) if (a.content === c) return a.id;
-    return model.vocab[c];
+    return Object.hasOwn(model.vocab, c) ? model.vocab[c] : undefined;
   };
 
   const pre = opts.pre ?? (kind === 'bpe' ? detectPre(json) : 'default');
@@ -209,7 +209,7 @@ export function convertHfTokenizer(json: HfTokenizerJson, config: HfTokenizerCon
   ];
   if (kind === 'spm' && config.unk_token === undefined && model.unk_token) ids.push(['unknown_token_id', model.unk_token]);
   // Qwen-style configs leave bos_token null; llama.cpp's GGUFs of those models carry <|endoftext|> as BOS
-  if (kind === 'bpe' && idOf(config.bos_token) === undefined && model.vocab['<|endoftext|>'] === undefined) {
+  if (kind === 'bpe' && idOf(config.bos_token) === undefined && !Object.hasOwn(model.vocab, '<|endoftext|>')) {
     const eot = (json.added_tokens ?? []).find((a) => a.content === '<|endoftext|>');
     if (eot) ids[0] = ['bos_token_id', eot.content];
   }

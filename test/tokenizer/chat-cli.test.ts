@@ -1,10 +1,10 @@
 // The `chat` command: the session logic with a scripted engine, and the real command driven through pipes on
 // stories260K (two turns, /reset, /save, Ctrl-C mid-generation, context shift), checked against a fresh
 // evaluation with the runtime's own generate().
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openGguf } from '../../src/gguf/open.js';
@@ -32,7 +32,9 @@ class ScriptedEngine implements ChatEngine {
     this.cache.push(...tokens);
     this.evaluated.push(tokens.slice());
   }
-  sample(): number { return this.script[this.i++ % this.script.length]!; }
+  history: number[] = [];
+  setHistory(tokens: number[]): void { this.history = tokens.slice(); }
+  sample(): number { const id = this.script[this.i++ % this.script.length]!; this.history.push(id); return id; }
   truncate(keep: number): void { this.cache.length = Math.min(keep, this.cache.length); }
   reset(): void { this.cache = []; }
 }
@@ -81,6 +83,19 @@ test('ChatSession: end-of-generation stops; interruption keeps the partial reply
   assert.equal(s.messages[s.messages.length - 1]!.content, r2.text);
 });
 
+test('ChatSession: the sampler history of a reply is its prompt plus each sampled token once', async () => {
+  const tok = stories();
+  const fmt = new ChatFormatter(tok, 'chatml');
+  const eng = new ScriptedEngine(512, tok.tokenize(' a b c d e f'));
+  const s = new ChatSession(eng, tok, fmt, { nPredict: 6 });
+  const r1 = await s.reply('Hi', () => {});
+  const p1 = tok.tokenize(fmt.render([{ role: 'user', content: 'Hi' }]), { addSpecial: true, parseSpecial: true });
+  assert.deepEqual(eng.history, [...p1, ...r1.tokens]);
+  const r2 = await s.reply('More', () => {});
+  const p2 = tok.tokenize(fmt.render(s.conversation().slice(0, 3)), { addSpecial: true, parseSpecial: true });
+  assert.deepEqual(eng.history, [...p2, ...r2.tokens]);
+});
+
 test('ChatSession: context overflow drops old turns or shifts, keeping the system prompt, with a notice', async () => {
   const tok = stories();
   const fmt = new ChatFormatter(tok, 'chatml');
@@ -112,8 +127,13 @@ interface Proc {
   kill(sig: NodeJS.Signals): void;
 }
 
+const children = new Set<ReturnType<typeof spawn>>();
+after(() => { for (const p of children) p.kill('SIGKILL'); }); // a failed wait leaves no chat process behind
+
 function startChat(args: string[]): Proc {
   const p = spawn(process.execPath, [BIN, 'chat', MODEL, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  children.add(p);
+  p.on('exit', () => children.delete(p));
   const st: Proc = {
     out: '', err: '',
     send: (s) => { p.stdin.write(s); },
@@ -152,7 +172,7 @@ test('chat through pipes: two turns, /reset, /save; replies equal a fresh greedy
   try {
     const save1 = join(dir, 'a.json');
     const save2 = join(dir, 'b.json');
-    const c = startChat(['--temp', '0', '-n', '20', '--system', 'You tell stories.']);
+    const c = startChat(['--temp', '0', '-n', '20', '--system', 'You tell stories.', '--allow-save']);
     await c.waitErr(/> /);
     c.send('Once upon a time\n');
     await c.waitErr(/> /, 2);
@@ -187,7 +207,7 @@ test('chat through pipes: Ctrl-C stops the reply (after a context shift) and the
   const dir = mkdtempSync(join(tmpdir(), 'gguf-edge-chat-'));
   try {
     const save = join(dir, 'c.json');
-    const c = startChat(['--temp', '0.8', '--seed', '7', '--n-predict=-1', '--ignore-eos', '--ctx', '160', '--system', 'Tell a story.']);
+    const c = startChat(['--temp', '0.8', '--seed', '7', '--n-predict=-1', '--ignore-eos', '--ctx', '160', '--system', 'Tell a story.', '--allow-save']);
     await c.waitErr(/> /);
     c.send('Once upon a time\n');
     await c.waitErr(/context full: shifted/);
@@ -201,6 +221,84 @@ test('chat through pipes: Ctrl-C stops the reply (after a context shift) and the
     assert.equal(saved.messages[0]!.content, 'Tell a story.');
     assert.ok(saved.messages[2]!.content.length > 100);
     assert.ok(c.out.startsWith(saved.messages[2]!.content));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** `run --json` on the given prompt tokens with the given sampling flags. */
+function runTokens(prompt: number[], flags: string[]): { tokens: number[]; text: string } {
+  const r = spawnSync(process.execPath, [BIN, 'run', MODEL, '--prompt-tokens', prompt.join(','), '--json', ...flags], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout) as { tokens: number[]; text: string };
+}
+
+async function chatTurns(turns: string[], flags: string[], dir: string): Promise<ChatMessage[]> {
+  const save = join(dir, 'turns.json');
+  const c = startChat([...flags, '--allow-save']);
+  await c.waitErr(/> /);
+  for (let i = 0; i < turns.length; i++) {
+    c.send(turns[i] + '\n');
+    await c.waitErr(/> /, i + 2);
+  }
+  c.send(`/save ${save}\n`);
+  await c.waitErr(/saved \d+ messages/);
+  c.end();
+  assert.equal(await c.exit, 0, c.err);
+  return (JSON.parse(readFileSync(save, 'utf8')) as { messages: ChatMessage[] }).messages;
+}
+
+// Penalties strong enough that counting a token twice (or a window half as long) changes the tokens.
+const PENALTIES = ['--repeat-penalty', '1.3', '--frequency-penalty', '0.6', '--presence-penalty', '0.2', '--repeat-last-n', '24'];
+
+test('chat samples what run samples: same seed and penalties give the same reply (real processes)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gguf-edge-chat-'));
+  try {
+    const tok = stories();
+    const fmt = new ChatFormatter(tok);
+    for (const seed of ['3', '11']) {
+      const flags = ['--temp', '0.9', '--top-k', '0', '--top-p', '1', '--min-p', '0', '--seed', seed, ...PENALTIES, '-n', '48'];
+      const [, , reply] = await chatTurns(['Once upon a time'], ['--system', 'Tell a story.', ...flags], dir);
+      const prompt = tok.tokenize(fmt.render([{ role: 'system', content: 'Tell a story.' }, { role: 'user', content: 'Once upon a time' }]), { addSpecial: true, parseSpecial: true });
+      const run = runTokens(prompt, flags);
+      assert.ok(run.tokens.length >= 20, `seed ${seed}: run gave ${run.tokens.length} tokens`);
+      assert.equal(reply!.content, run.text, `seed ${seed}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('chat turn 2 samples what run samples on the whole rendered conversation (greedy with penalties)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gguf-edge-chat-'));
+  try {
+    const tok = stories();
+    const fmt = new ChatFormatter(tok);
+    const flags = ['--temp', '0', ...PENALTIES, '-n', '40'];
+    const msgs = await chatTurns(['Once upon a time', 'Then what?'], flags, dir);
+    assert.equal(msgs.length, 4);
+    for (const k of [1, 3]) {
+      const prompt = tok.tokenize(fmt.render(msgs.slice(0, k)), { addSpecial: true, parseSpecial: true });
+      assert.equal(msgs[k]!.content, runTokens(prompt, flags).text, `reply ${k}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('/save from piped input writes nothing without --allow-save', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gguf-edge-chat-'));
+  try {
+    const target = join(dir, 'x.json');
+    const c = startChat(['--temp', '0', '-n', '4']);
+    await c.waitErr(/> /);
+    c.send('Hi\n');
+    await c.waitErr(/> /, 2);
+    c.send(`/save ${target}\n`);
+    await c.waitErr(/--allow-save/);
+    c.end();
+    assert.equal(await c.exit, 0, c.err);
+    assert.equal(existsSync(target), false);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -15,9 +15,11 @@ import { ChatFormatter, type ChatMessage } from '../../tokenizer/chat-template.j
 /** What the REPL needs from a generation runtime. */
 export interface ChatEngine {
   readonly nCtx: number;
-  /** appends tokens to the cache and computes the next-token distribution */
+  /** appends tokens to the cache and computes the next-token distribution (the sampler's history is untouched) */
   evaluate(tokens: number[]): Promise<void>;
-  /** picks the next token from the last distribution (and records it for the sampler's penalties) */
+  /** the sampler's penalty history becomes exactly `tokens` (its random state goes on) */
+  setHistory(tokens: number[]): void;
+  /** picks the next token from the last distribution and records it in the sampler's penalty history */
   sample(): number;
   /** keeps the first `keep` cached tokens */
   truncate(keep: number): void;
@@ -132,6 +134,9 @@ export class ChatSession {
     this.cached = prompt.slice(0, common);
     await this.engine.evaluate(prompt.slice(common));
     this.cached = prompt.slice();
+    // the penalties see what `run` would with this conversation as its prompt: the prompt, then each sampled
+    // token once (sample() records it; evaluating it later does not record it again)
+    this.engine.setHistory(prompt);
 
     const detok = this.tok.stream({ special: false });
     const maxStop = this.stops.reduce((m, s) => Math.max(m, s.length), 0);
@@ -212,12 +217,14 @@ export interface ReplIo {
   /** prompts and notices */
   err: (s: string) => void;
   interactive: boolean;
+  /** lets /save write files when the input is not a terminal (a script piping commands in) */
+  allowSave?: boolean;
 }
 
 const REPL_HELP = `commands:
   /reset          forget the conversation (keeps the system prompt)
   /system TEXT    set the system prompt (empty: none) and start over
-  /save FILE      write the conversation as JSON
+  /save FILE      write the conversation as JSON (with piped input only under --allow-save)
   /help           this list
   /exit, /quit    leave (or Ctrl-D)
 A line ending in \\ continues on the next line. Ctrl-C stops the current reply.`;
@@ -265,6 +272,7 @@ export async function runRepl(session: ChatSession, io: ReplIo): Promise<number>
         if (cmd === '/system') { session.setSystem(arg); session.reset(); io.err(arg ? '[system prompt set; conversation reset]\n' : '[system prompt cleared; conversation reset]\n'); prompt(); continue; }
         if (cmd === '/save') {
           if (!arg) io.err('usage: /save FILE\n');
+          else if (!io.interactive && !io.allowSave) io.err('/save is off for piped input: it would let whatever feeds stdin write files (pass --allow-save to allow it)\n');
           else {
             try { session.save(arg); io.err(`[saved ${session.conversation().length} messages to ${arg}]\n`); } catch (e) { io.err(`error: ${(e as Error).message}\n`); }
           }
@@ -312,6 +320,7 @@ Options:
   -n, --n-predict N      tokens per reply at most (default -1: until end of turn)
   --stop STR             stop a reply at STR (repeatable)
   --ignore-eos           do not stop at end-of-generation tokens
+  --allow-save           let /save write files when stdin is not a terminal (piped input); off by default
   -h, --help             show this help
 
 ${SAMPLING_HELP}
@@ -329,7 +338,7 @@ export const command: Command = {
       args, allowPositionals: true,
       options: {
         system: { type: 'string' }, template: { type: 'string' }, 'n-predict': { type: 'string', short: 'n' },
-        stop: { type: 'string', multiple: true }, 'ignore-eos': { type: 'boolean' },
+        stop: { type: 'string', multiple: true }, 'ignore-eos': { type: 'boolean' }, 'allow-save': { type: 'boolean' },
         ...samplingOptions,
         ...contextOptions,
       },
@@ -359,8 +368,11 @@ export const command: Command = {
       nCtx,
       async evaluate(tokens) {
         if (tokens.length === 0) return;
-        for (const t of tokens) sampler.accept(t);
         logits = await ctx.decode(tokens);
+      },
+      setHistory(tokens) {
+        sampler.reset();
+        for (const t of tokens) sampler.accept(t);
       },
       sample() {
         if (!logits) throw new Error('nothing evaluated yet');
@@ -380,7 +392,7 @@ export const command: Command = {
     if (interactive) process.stderr.write(`chat with ${path} (template: ${fmt.name}, context ${nCtx}); /help for commands\n`);
     try {
       return await runRepl(session, {
-        input: process.stdin, interactive,
+        input: process.stdin, interactive, allowSave: !!values['allow-save'],
         out: (s) => process.stdout.write(s),
         err: (s) => process.stderr.write(s),
       });

@@ -32,8 +32,8 @@ export const command: Command = {
     if (!path) throw Object.assign(new Error('missing MODEL argument (see --help)'), { code: 'USAGE' });
     const f = openGguf(path);
     const all = !!values.all;
-    const meta: Record<string, unknown> = {};
-    for (const [k, v] of f.metadata) meta[k] = preview(v, all);
+    // fromEntries defines own properties: a key named '__proto__' is shown, not taken as the prototype
+    const meta: Record<string, unknown> = Object.fromEntries(Array.from(f.metadata, ([k, v]) => [k, preview(v, all)]));
     const tensors = f.tensors.map((t) => ({ name: t.name, type: ggmlTypeName(t.type), shape: t.dims, offset: t.offset, bytes: t.nBytes }));
     if (values.json) {
       process.stdout.write(JSON.stringify({ file: path, version: f.version, size: f.size, alignment: f.alignment, data_offset: f.dataOffset, metadata: meta, tensors }) + '\n');

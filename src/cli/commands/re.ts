@@ -352,7 +352,7 @@ export const command: Command = {
   async run(args: string[]): Promise<number> {
     const [sub, ...rest] = args;
     if (!sub) throw new ReError('BAD_ARGS', `re: missing subcommand (one of ${Object.keys(subcommands).join(', ')}); see 'gguf-edge re --help'`);
-    const fn = subcommands[sub];
+    const fn = Object.hasOwn(subcommands, sub) ? subcommands[sub] : undefined;
     if (!fn) throw new ReError('BAD_ARGS', `re: unknown subcommand '${sub}' (one of ${Object.keys(subcommands).join(', ')})`);
     return fn(rest);
   },
