@@ -15,6 +15,10 @@ export interface DeviceOptions {
    * bit for bit (test/parity/cpu-bitexact.test.ts). Other devices ignore it.
    */
   numerics?: 'exact' | 'fast';
+  /** sim-npu: cost-model preset and encoder target (--npu-target ax8850|htp; default ax8850) */
+  npuTarget?: string;
+  /** sim-npu: device memory capacity in MiB (--npu-mem; default 7040) */
+  npuMemMiB?: number;
 }
 
 export type ClosableDevice = Device & { close?(): void | Promise<void> };
@@ -26,6 +30,7 @@ export type DeviceSource = 'builtin' | string;
 const factories: Record<string, DeviceFactory> = {
   reference: async () => referenceDevice(),
   cpu: async (o) => (await import('./cpu/device.js')).createCpuDevice({ threads: o.threads, numerics: o.numerics ?? 'fast' }),
+  'sim-npu': async (o) => (await import('./sim-npu/index.js')).createSimNpu({ threads: o.threads, npuTarget: o.npuTarget, npuMemMiB: o.npuMemMiB }),
 };
 const sources = new Map<string, DeviceSource>();
 const cache = new Map<string, Promise<ClosableDevice>>();
@@ -45,7 +50,7 @@ export const DEFAULT_DEVICE = 'cpu';
 export function getDevice(name: string, o: DeviceOptions = {}): Promise<Device> {
   const f = Object.hasOwn(factories, name) ? factories[name] : undefined;
   if (!f) throw Object.assign(new Error(`unknown device "${name}" (available: ${deviceNames().join(', ')})`), { code: 'USAGE' });
-  const key = `${name}:${o.threads ?? ''}:${o.numerics ?? ''}`;
+  const key = `${name}:${o.threads ?? ''}:${o.numerics ?? ''}:${o.npuTarget ?? ''}:${o.npuMemMiB ?? ''}`;
   let d = cache.get(key);
   if (!d) {
     d = Promise.resolve().then(() => f(o));

@@ -1,7 +1,8 @@
 // Options shared by the commands that load and run a model (run, chat, bench): sampling,
 // context and device flags, parsed once, documented once.
 import type { ParseArgsConfig } from 'node:util';
-import { getDevice, deviceNames, DEFAULT_DEVICE } from '../backends/registry.js';
+import { getDevice, deviceNames, DEFAULT_DEVICE, type DeviceOptions } from '../backends/registry.js';
+import { NPU_TARGETS } from '../backends/sim-npu/cost-model.js';
 import type { Device } from '../backends/backend.js';
 import type { SamplerParams } from '../runtime/sampler.js';
 
@@ -63,6 +64,8 @@ export const contextOptions: Options = {
   device: { type: 'string' },
   threads: { type: 'string', short: 't' },
   numerics: { type: 'string' },
+  'npu-target': { type: 'string' },
+  'npu-mem': { type: 'string' },
 };
 
 export function contextHelp(): string {
@@ -73,7 +76,9 @@ export function contextHelp(): string {
   -t, --threads N            threads for the cpu device (default: available cores)
   --numerics fast|exact      cpu matmul float order: fast (default; free-order Q8_0/Q4_0/Q4_K kernels,
                              within llama.cpp's parity tolerances) or exact (llama.cpp's x86 order,
-                             bit-identical logits, slower)`;
+                             bit-identical logits, slower)
+  --npu-target ax8850|htp    sim-npu: the NPU whose published figures set simulated time (default ax8850)
+  --npu-mem MiB              sim-npu: device memory capacity (default 7040, the AX-M1 card)`;
 }
 
 export function numericsFrom(v: Values): 'exact' | 'fast' | undefined {
@@ -94,7 +99,16 @@ export function contextSize(v: Values, nCtxTrain: number): number {
   return n;
 }
 
-export async function deviceFrom(v: Values): Promise<Device> {
+/** The device options of the context options (--threads, --numerics, --npu-target, --npu-mem). */
+export function deviceOptionsFrom(v: Values): DeviceOptions {
   const threads = v.threads !== undefined ? Math.max(1, Math.floor(num(v.threads, 'threads', 1))) : undefined;
-  return getDevice((v.device as string | undefined) ?? DEFAULT_DEVICE, { threads, numerics: numericsFrom(v) });
+  const npuTarget = v['npu-target'] as string | undefined;
+  if (npuTarget !== undefined && !Object.hasOwn(NPU_TARGETS, npuTarget)) throw usage(`--npu-target must be one of ${Object.keys(NPU_TARGETS).join(', ')}, got "${npuTarget}"`);
+  const npuMemMiB = v['npu-mem'] !== undefined ? num(v['npu-mem'], 'npu-mem', 0) : undefined;
+  if (npuMemMiB !== undefined && !(npuMemMiB > 0)) throw usage(`--npu-mem must be a positive number of MiB, got "${v['npu-mem']}"`);
+  return { threads, numerics: numericsFrom(v), npuTarget, npuMemMiB };
+}
+
+export async function deviceFrom(v: Values): Promise<Device> {
+  return getDevice((v.device as string | undefined) ?? DEFAULT_DEVICE, deviceOptionsFrom(v));
 }

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Device } from '../../src/backends/backend.js';
 import { openGguf } from '../../src/gguf/open.js';
 import { loadModel } from '../../src/runtime/model.js';
-import { Context } from '../../src/runtime/context.js';
+import { Context, type ContextOptions } from '../../src/runtime/context.js';
 import { argmax } from '../../src/runtime/sampler.js';
 import { fixture } from './fixtures.js';
 
@@ -32,14 +32,19 @@ export interface ParityReport {
   failures: string[];
 }
 
-export async function runParity(name: string, device: Device, tol: number, margin = MARGIN, kvType: 'f16' | 'f32' = 'f16'): Promise<ParityReport> {
+/**
+ * `ctxOpts`: more context options (e.g. another device for prefill: the rule and tolerances stay the same).
+ * The model is loaded on `device`.
+ */
+export async function runParity(name: string, device: Device, tol: number, margin = MARGIN, kvType: 'f16' | 'f32' = 'f16', ctxOpts: Partial<ContextOptions> = {}): Promise<ParityReport> {
   const ref: RefFile = JSON.parse(readFileSync(fixture(`parity/${name}.ref.json`), 'utf8'));
   const file = openGguf(fixture(`parity/${name}.gguf`));
   const model = loadModel(file, { device });
   const report: ParityReport = { name, compared: 0, maxProbErr: 0, failures: [] };
   try {
     for (const [si, seq] of ref.sequences.entries()) {
-      const ctx = new Context(model, { nCtx: 256, kvType });
+      const ctx = new Context(model, { nCtx: 256, kvType, ...ctxOpts });
+      await (ctx as { ready?(): Promise<void> }).ready?.(); // load-time compiles of accelerators
       let logits = await ctx.decode(seq.prompt);
       for (let k = 0; k < seq.steps.length; k++) {
         const st = seq.steps[k]!;

@@ -101,6 +101,29 @@ interface LoadedEngine {
   outputs: number[];
   seconds: number;
   group: string;
+  /** which weights it holds (weightPrint) */
+  print: string;
+}
+
+/**
+ * A cheap fingerprint of a group's weights (names, sizes, and bytes sampled at 16 places each): the
+ * device is shared by every model of the process, and two models of the same shape have engines of the
+ * same structure. A compile with other weights replaces the engine (the last model loaded runs).
+ */
+function weightPrint(g: Graph, nodes: readonly number[], bytes: (id: number) => Uint8Array): string {
+  let s = '';
+  const seen = new Set<number>();
+  for (const id of nodes) for (const x of g.tensors[id]!.src) {
+    const t = g.tensors[x]!;
+    if (t.role !== 'weight' || seen.has(x)) continue;
+    seen.add(x);
+    const b = bytes(x);
+    let h = 0x811c9dc5;
+    const step = Math.max(1, Math.floor(b.length / 16));
+    for (let i = 0; i < b.length; i += step) for (let j = i; j < Math.min(b.length, i + 16); j++) h = Math.imul(h ^ b[j]!, 0x01000193);
+    s += `${t.name}:${b.length}:${(h >>> 0).toString(16)};`;
+  }
+  return s;
 }
 
 const MiB = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
@@ -249,22 +272,28 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
     claimGroups(g: Graph): NodeGroup[] {
       return layerGroups(g);
     },
-    compileGroup(req: CompileRequest): void {
+    compileGroup(request: CompileRequest): void {
+      // the group's weight bytes are read once here (fingerprint, cache key, encoder)
+      const read = new Map<number, Uint8Array>();
+      const req: CompileRequest = { ...request, weightBytes: (id) => { let b = read.get(id); if (!b) read.set(id, (b = request.weightBytes(id))); return b; } };
       const g = req.graph, gr = req.group;
       for (const id of gr.nodes) {
         const why = table.reason(g.tensors[id]!, g);
         if (why) throw new DeviceError('COMPILE_FAILED', `${name}: group ${gr.name} at ${req.nTokens} tokens: ${why}`);
       }
       // the file's type of each weight (the graph may carry a host device's repacked layout id)
-      const fileType = (req as CompileRequest & { weightType?(id: number): number }).weightType;
+      const fileType = (request as CompileRequest & { weightType?(id: number): number }).weightType;
       for (const id of gr.nodes) for (const s of g.tensors[id]!.src) {
         const w = g.tensors[s]!;
         if (w.role !== 'weight') continue;
-        const type = fileType ? fileType.call(req, s) : (w.dtype as number);
+        const type = fileType ? fileType.call(request, s) : (w.dtype as number);
         if (!table.takesWeightType(type)) throw new DeviceError('COMPILE_FAILED', `${name}: group ${gr.name}: weight ${w.name} of type ${ggmlTypeName(type)} cannot be stored in an engine`);
       }
       const key = engineKey(g, gr.name, gr.nodes);
-      if (engines.has(key)) return;
+      const print = weightPrint(g, gr.nodes, (id) => req.weightBytes(id));
+      const old = engines.get(key);
+      if (old?.print === print) return;
+      if (old) { npu.unloadEngine(old.handle); engines.delete(key); }
       let enc: EncodedEngine | undefined;
       let cacheKey: string | undefined;
       if (opts.cache) {
@@ -280,7 +309,7 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
       if (!enc) {
         // the encoder sees the weights with the file's types (the graph may carry a host layout id)
         const encReq: CompileRequest = fileType
-          ? { ...req, graph: { ...g, tensors: g.tensors.map((t) => (t.role === 'weight' ? { ...t, dtype: fileType.call(req, t.id) } : t)) } }
+          ? { ...req, graph: { ...g, tensors: g.tensors.map((t) => (t.role === 'weight' ? { ...t, dtype: fileType.call(request, t.id) } : t)) } }
           : req;
         try { enc = opts.encode(encReq, target.name); } catch (e) {
           if (e instanceof DeviceError) throw e;
@@ -299,7 +328,7 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
         throw new DeviceError('COMPILE_FAILED', `${name}: engine of group ${gr.name} has ${info.inputs.length} inputs/${info.outputs.length} outputs but the encoder bound ${enc.inputIds.length}/${enc.outputIds.length}`);
       }
       const seconds = callCost(target, groupWork(g, gr.nodes)).seconds;
-      engines.set(key, { handle, inputs: enc.inputIds, outputs: enc.outputIds, seconds, group: gr.name });
+      engines.set(key, { handle, inputs: enc.inputIds, outputs: enc.outputIds, seconds, group: gr.name, print });
       for (const id of gr.nodes) for (const s of g.tensors[id]!.src) if (g.tensors[s]!.role === 'weight') heldWeights.add(g.tensors[s]!.name);
     },
     // the scheduler may reserve several times at load (dropping groups until it fits): the last call is in force
