@@ -44,7 +44,7 @@ export async function runParity(name: string, device: Device, tol: number, margi
   try {
     for (const [si, seq] of ref.sequences.entries()) {
       const ctx = new Context(model, { nCtx: 256, kvType, ...ctxOpts });
-      await (ctx as { ready?(): Promise<void> }).ready?.(); // load-time compiles of accelerators
+      await ctx.ready(); // load-time compiles of accelerators
       let logits = await ctx.decode(seq.prompt);
       for (let k = 0; k < seq.steps.length; k++) {
         const st = seq.steps[k]!;

@@ -282,11 +282,11 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
         if (why) throw new DeviceError('COMPILE_FAILED', `${name}: group ${gr.name} at ${req.nTokens} tokens: ${why}`);
       }
       // the file's type of each weight (the graph may carry a host device's repacked layout id)
-      const fileType = (request as CompileRequest & { weightType?(id: number): number }).weightType;
+      const fileType = (id: number) => (request.weightType ? request.weightType(id) : (request.graph.tensors[id]!.dtype as number));
       for (const id of gr.nodes) for (const s of g.tensors[id]!.src) {
         const w = g.tensors[s]!;
         if (w.role !== 'weight') continue;
-        const type = fileType ? fileType.call(request, s) : (w.dtype as number);
+        const type = fileType(s);
         if (!table.takesWeightType(type)) throw new DeviceError('COMPILE_FAILED', `${name}: group ${gr.name}: weight ${w.name} of type ${ggmlTypeName(type)} cannot be stored in an engine`);
       }
       const key = engineKey(g, gr.name, gr.nodes);
@@ -308,9 +308,7 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
       }
       if (!enc) {
         // the encoder sees the weights with the file's types (the graph may carry a host layout id)
-        const encReq: CompileRequest = fileType
-          ? { ...req, graph: { ...g, tensors: g.tensors.map((t) => (t.role === 'weight' ? { ...t, dtype: fileType.call(request, t.id) } : t)) } }
-          : req;
+        const encReq: CompileRequest = { ...req, graph: { ...g, tensors: g.tensors.map((t) => (t.role === 'weight' ? { ...t, dtype: fileType(t.id) } : t)) } };
         try { enc = opts.encode(encReq, target.name); } catch (e) {
           if (e instanceof DeviceError) throw e;
           throw new DeviceError('COMPILE_FAILED', `${name}: encoding group ${gr.name} at ${req.nTokens} tokens failed: ${(e as Error).message}`);
@@ -331,13 +329,17 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
       engines.set(key, { handle, inputs: enc.inputIds, outputs: enc.outputIds, seconds, group: gr.name, print });
       for (const id of gr.nodes) for (const s of g.tensors[id]!.src) if (g.tensors[s]!.role === 'weight') heldWeights.add(g.tensors[s]!.name);
     },
-    // the scheduler may reserve several times at load (dropping groups until it fits): the last call is in force
+    // The weights are already in device memory (engines load at compile, one per static shape, so a
+    // weight may be held twice): what must still fit is the KV cache and the scratch arena beside the
+    // loaded engines. The scheduler may reserve several times at load (dropping groups until it fits):
+    // the last call is the one in force.
     reserve(r: MemoryReservation): void {
-      const need = r.weights + r.kv + r.scratch;
-      const total = rt.deviceInfo(deviceId).memTotal;
+      // what is allocated now is the loaded engines (reservations come before any buffer)
+      const info = rt.deviceInfo(deviceId), total = info.memTotal, engineBytes = total - info.memFree;
+      const need = engineBytes + r.kv + r.scratch;
       if (need > total) {
-        throw new DeviceError('OVER_BUDGET', `${name}: needs ${MiB(need)} (weights ${MiB(r.weights)}, KV ${MiB(r.kv)}, scratch ${MiB(r.scratch)}) ` +
-          `but has ${MiB(total)} (raise --npu-mem)`);
+        throw new DeviceError('OVER_BUDGET', `${name}: needs ${MiB(need)} (engines ${MiB(engineBytes)} holding ${MiB(r.weights)} of weights, KV ${MiB(r.kv)}, ` +
+          `scratch ${MiB(r.scratch)}) but has ${MiB(total)} (raise --npu-mem)`);
       }
       reserved = need;
     },
@@ -347,7 +349,7 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
         ops: [...table.ops],
         weightTypes: table.weightTypes.map(ggmlTypeName),
         staticShapes: device.staticShapes,
-        status: `simulated (${rt.name} runtime, target ${target.name}); ${engines.size} engine${engines.size === 1 ? '' : 's'} loaded`,
+        status: `simulated (${rt.name} runtime, target ${target.name}); ${engines.size} engine${engines.size === 1 ? '' : 's'} loaded; ${MiB(reserved)} reserved`,
       };
     },
     createBackend(): SimNpuBackend {

@@ -30,7 +30,7 @@ async function allLogits(model: Model, prompts: number[][], opts: Partial<Contex
   const out: Float32Array[] = [];
   for (const p of prompts) {
     const ctx = new Context(model, { nCtx: 256, ...opts });
-    await (ctx as { ready?(): Promise<void> }).ready?.();
+    await ctx.ready();
     out.push(Float32Array.from(await ctx.decode(p, true)));
     ctx.close();
   }

@@ -40,7 +40,7 @@ function kvCache(model: Model, dev: Device) {
 }
 
 /** The load-time compile request of one group: weight bytes and GGUF types as stored in the file (host placements). */
-function request(model: Model, g: Graph, group: NodeGroup): CompileRequest & { weightType(id: number): number } {
+function request(model: Model, g: Graph, group: NodeGroup): CompileRequest {
   return {
     graph: g, group, nTokens: g.nTokens,
     weightBytes: (id) => { const p = model.placements.get(g.tensors[id]!.name)!.placement; return p.buffer.hostView!(p.offset, p.nBytes); },
