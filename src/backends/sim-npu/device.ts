@@ -59,6 +59,8 @@ export interface SimNpuStats {
   seconds: number;
   engineSeconds: number;
   transferSeconds: number;
+  /** wall seconds spent in this device's computes and copies (what the simulated seconds replace) */
+  wallSeconds: number;
   engineCalls: number;
   computes: number;
   bytesToDevice: number;
@@ -155,7 +157,7 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
   const heldWeights = new Set<string>();
   let reserved = 0;
   let lastSeconds = 0;
-  const st: SimNpuStats = { seconds: 0, engineSeconds: 0, transferSeconds: 0, engineCalls: 0, computes: 0, bytesToDevice: 0, bytesFromDevice: 0 };
+  const st: SimNpuStats = { seconds: 0, engineSeconds: 0, transferSeconds: 0, wallSeconds: 0, engineCalls: 0, computes: 0, bytesToDevice: 0, bytesFromDevice: 0 };
   const toDevice = (n: number) => { st.bytesToDevice += n; const s = transferSeconds(target, n); st.transferSeconds += s; st.seconds += s; };
   const fromDevice = (n: number) => { st.bytesFromDevice += n; const s = transferSeconds(target, n); st.transferSeconds += s; st.seconds += s; };
   // host staging for copies to buffers that are not host-visible either; grows, never shrinks
@@ -178,26 +180,33 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
       let freed = false;
       const buf: NpuBuffer = {
         ptr, npu, size, usage, type: bufferType,
-        set(offset, bytes) { npu.memcpyHostToDevice(ptr + offset, bytes); toDevice(bytes.length); },
+        set(offset, bytes) { const t0 = performance.now(); npu.memcpyHostToDevice(ptr + offset, bytes); toDevice(bytes.length); st.wallSeconds += (performance.now() - t0) / 1e3; },
         get(offset, length, dest) {
+          const t0 = performance.now();
           const d = dest ? (dest.length === length ? dest : dest.subarray(0, length)) : new Uint8Array(length);
           npu.memcpyDeviceToHost(d, ptr + offset);
           fromDevice(length);
+          st.wallSeconds += (performance.now() - t0) / 1e3;
           return dest ?? d;
         },
         clear(value = 0) { npu.memset(ptr, value, size); },
         copyTo(dst, srcOffset, dstOffset, length) {
-          const d = dst as Partial<NpuBuffer>;
-          if (d.npu === npu && d.ptr !== undefined) { npu.memcpyDeviceToDevice(d.ptr + dstOffset, ptr + srcOffset, length); return; }
-          const view = dst.hostView?.(dstOffset, length);
-          if (view) { npu.memcpyDeviceToHost(view, ptr + srcOffset); fromDevice(length); return; }
-          if (staging.length < length) staging = new Uint8Array(length);
-          const s = staging.subarray(0, length);
-          npu.memcpyDeviceToHost(s, ptr + srcOffset);
-          fromDevice(length);
-          dst.set(dstOffset, s);
+          const t0 = performance.now();
+          try { copy(dst, srcOffset, dstOffset, length); } finally { st.wallSeconds += (performance.now() - t0) / 1e3; }
         },
         free() { if (!freed) { freed = true; npu.free(ptr); } },
+      };
+      // device to device stays on the card; anything else crosses the host link
+      const copy = (dst: DeviceBuffer, srcOffset: number, dstOffset: number, length: number) => {
+        const d = dst as Partial<NpuBuffer>;
+        if (d.npu === npu && d.ptr !== undefined) { npu.memcpyDeviceToDevice(d.ptr + dstOffset, ptr + srcOffset, length); return; }
+        const view = dst.hostView?.(dstOffset, length);
+        if (view) { npu.memcpyDeviceToHost(view, ptr + srcOffset); fromDevice(length); return; }
+        if (staging.length < length) staging = new Uint8Array(length);
+        const s = staging.subarray(0, length);
+        npu.memcpyDeviceToHost(s, ptr + srcOffset);
+        fromDevice(length);
+        dst.set(dstOffset, s);
       };
       return buf;
     },
@@ -330,13 +339,13 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
       for (const id of gr.nodes) for (const s of g.tensors[id]!.src) if (g.tensors[s]!.role === 'weight') heldWeights.add(g.tensors[s]!.name);
     },
     // The weights are already in device memory (engines load at compile, one per static shape, so a
-    // weight may be held twice): what must still fit is the KV cache and the scratch arena beside the
-    // loaded engines. The scheduler may reserve several times at load (dropping groups until it fits):
+    // weight may be held twice): what must fit is the loaded engines (at least the weights asked for),
+    // the KV cache and the scratch arena. The scheduler may reserve several times at load (dropping groups until it fits):
     // the last call is the one in force.
     reserve(r: MemoryReservation): void {
       // what is allocated now is the loaded engines (reservations come before any buffer)
       const info = rt.deviceInfo(deviceId), total = info.memTotal, engineBytes = total - info.memFree;
-      const need = engineBytes + r.kv + r.scratch;
+      const need = Math.max(engineBytes, r.weights) + r.kv + r.scratch;
       if (need > total) {
         throw new DeviceError('OVER_BUDGET', `${name}: needs ${MiB(need)} (engines ${MiB(engineBytes)} holding ${MiB(r.weights)} of weights, KV ${MiB(r.kv)}, ` +
           `scratch ${MiB(r.scratch)}) but has ${MiB(total)} (raise --npu-mem)`);
@@ -360,16 +369,20 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
         release(nodes: readonly number[]) { programs.delete(nodes); },
         lastSimulatedSeconds: () => lastSeconds,
         compute(ctx: ComputeContext, nodes: readonly number[]) {
+          const t0 = performance.now();
           const p = program(ctx, nodes);
           for (const c of p.calls) npu.execute(c.engine.handle, c.ins, c.outs);
           account(p);
+          st.wallSeconds += (performance.now() - t0) / 1e3;
         },
         submit(ctx: ComputeContext, nodes: readonly number[]): DeviceEvent {
           const p = program(ctx, nodes);
           const s = (stream ??= npu.createStream());
+          const t0 = performance.now();
           for (const c of p.calls) npu.executeAsync(c.engine.handle, c.ins, c.outs, s);
           account(p);
-          return { wait: () => s.synchronize() };
+          // the wall time runs until the caller's wait returns
+          return { wait: async () => { await s.synchronize(); st.wallSeconds += (performance.now() - t0) / 1e3; } };
         },
       };
     },

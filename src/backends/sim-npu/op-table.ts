@@ -27,7 +27,8 @@ export const NPU_EXACT_WEIGHT_TYPES: readonly number[] = [GgmlType.Q8_0, GgmlTyp
  */
 export const NPU_WEIGHT_TYPES: readonly number[] = [
   ...NPU_EXACT_WEIGHT_TYPES,
-  ...Object.values(GgmlType).filter((id) => isSupportedType(id) && !NPU_EXACT_WEIGHT_TYPES.includes(id)),
+  // (Q8_1/Q8_K are ggml's activation types, never a model's weights)
+  ...Object.values(GgmlType).filter((id) => isSupportedType(id) && !NPU_EXACT_WEIGHT_TYPES.includes(id) && id !== GgmlType.Q8_1 && id !== GgmlType.Q8_K),
 ];
 
 export interface OpTable {

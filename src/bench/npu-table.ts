@@ -1,0 +1,69 @@
+// `npm run bench:npu`: the NPU table of BENCHMARKS.md. For each synthetic model, pp (one prompt of
+// N tokens) and tg (M one-token steps after it), wall and simulated tok/s, for: all-cpu; all on sim-npu
+// (ax8850, htp); prefill on sim-npu, decode on cpu (ax8850, htp). Simulated time: the run's wall time
+// with the time spent in sim-npu (its computes and copies) replaced by the cost model's seconds for
+// them (src/backends/sim-npu/cost-model.ts); an all-cpu run's simulated time is its wall time.
+//
+// Usage: node dist/src/bench/npu-table.js [--models a:q8_0,b:q4_0] [--pp 512] [--tg 128] [-t N] [--json]
+
+import { parseArgs } from 'node:util';
+import { createCpuDevice } from '../backends/cpu/device.js';
+import { createSimNpu } from '../backends/sim-npu/index.js';
+import type { SimNpuDevice } from '../backends/sim-npu/device.js';
+import { openGguf } from '../gguf/open.js';
+import { loadModel } from '../runtime/model.js';
+import { Context, type ContextOptions } from '../runtime/context.js';
+import { parseSyntheticSpec } from './shapes.js';
+import { syntheticModel } from './synthetic.js';
+
+interface Row { model: string; mode: string; test: string; tokens: number; wall_tps: number; sim_tps: number; npu_engine_calls: number }
+
+const { values } = parseArgs({ options: { models: { type: 'string' }, pp: { type: 'string' }, tg: { type: 'string' }, threads: { type: 'string', short: 't' }, json: { type: 'boolean' } } });
+const models = (values.models ?? 'qwen3-0.6b:q8_0,llama-3.2-1b:q4_0').split(',');
+const pp = Number(values.pp ?? 512), tg = Number(values.tg ?? 128);
+const threads = values.threads ? Number(values.threads) : undefined;
+
+const cpu = await createCpuDevice({ threads });
+const npus: Record<string, SimNpuDevice> = {
+  ax8850: await createSimNpu({ npuTarget: 'ax8850', threads }),
+  htp: await createSimNpu({ npuTarget: 'htp', threads }),
+};
+const modes: { mode: string; npu?: SimNpuDevice; opts: Partial<ContextOptions> }[] = [{ mode: 'cpu', opts: {} }];
+for (const [t, npu] of Object.entries(npus)) {
+  modes.push({ mode: `sim-npu ${t} (all)`, npu, opts: { devices: [npu, cpu], prefillDevice: npu, decodeDevice: npu } });
+  modes.push({ mode: `sim-npu ${t} prefill, cpu decode`, npu, opts: { devices: [npu, cpu], prefillDevice: npu, decodeDevice: cpu } });
+}
+
+const rows: Row[] = [];
+for (const spec of models) {
+  const { shape, type } = parseSyntheticSpec(spec);
+  const { path } = syntheticModel(shape.name, type, { onProgress: () => {} });
+  const file = openGguf(path);
+  const model = loadModel(file, { device: cpu });
+  const ids = Int32Array.from({ length: pp }, (_, i) => 1 + ((i * 7919) % (model.hp.nVocab - 1)));
+  for (const m of modes) {
+    const ctx = await Context.create(model, { nCtx: pp + tg, ...m.opts });
+    // one warm-up token so plans and kernels are ready
+    await ctx.decode([1]);
+    ctx.clear();
+    const measure = async (test: string, n: number, run: () => Promise<void>) => {
+      const s0 = m.npu?.stats();
+      const t0 = performance.now();
+      await run();
+      const wall = (performance.now() - t0) / 1e3;
+      const s1 = m.npu?.stats();
+      const sim = s0 && s1 ? wall - (s1.wallSeconds - s0.wallSeconds) + (s1.seconds - s0.seconds) : wall;
+      const row: Row = { model: spec, mode: m.mode, test, tokens: n, wall_tps: n / wall, sim_tps: n / sim, npu_engine_calls: s0 && s1 ? s1.engineCalls - s0.engineCalls : 0 };
+      rows.push(row);
+      if (!values.json) process.stdout.write(`${spec.padEnd(18)} ${m.mode.padEnd(32)} ${test.padEnd(6)} wall ${row.wall_tps.toFixed(1).padStart(8)} tok/s   sim ${row.sim_tps.toFixed(1).padStart(8)} tok/s   engine calls ${row.npu_engine_calls}\n`);
+    };
+    await measure(`pp${pp}`, pp, async () => { await ctx.decode(ids); });
+    let next = 1;
+    await measure(`tg${tg}`, tg, async () => { for (let i = 0; i < tg; i++) { await ctx.decode([next]); next = 1 + ((next * 31) % (model.hp.nVocab - 1)); } });
+    ctx.close();
+  }
+  file.source.close?.();
+}
+if (values.json) process.stdout.write(JSON.stringify(rows) + '\n');
+for (const d of Object.values(npus)) await d.close();
+await cpu.close();
