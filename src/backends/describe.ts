@@ -123,3 +123,14 @@ export function describeDevice(device: Device, extra: { default: boolean; source
     status,
   };
 }
+
+/**
+ * Whether `device` can run a whole model alone: it claims every op at every weight type, op by op, at any
+ * batch size. A device that cannot (a per-op plug-in claiming a subset, an accelerator) runs ahead of a
+ * host device that takes the rest.
+ */
+export function runsEverything(device: Device): boolean {
+  if (device.claimGroups || device.staticShapes) return false;
+  const c = probeClaims(device);
+  return c.ops.length === COMPUTE_OPS.length && c.weightTypes.length === WEIGHT_TYPE_IDS.length;
+}
