@@ -2,7 +2,7 @@
 // adjacent symbols by merge rank (lowest first, leftmost on ties), and map the final symbols to ids.
 import { Heap } from './heap.js';
 import { PRE_REGEXES, preTokenize } from './bpe-pretokenize.js';
-import { bpeRankKey, type Vocab } from './vocab.js';
+import { bpeRankKey, TokenizerError, type Vocab } from './vocab.js';
 
 interface Bigram {
   left: number;
@@ -15,7 +15,7 @@ const byRank = (a: Bigram, b: Bigram): boolean => a.rank < b.rank || (a.rank ===
 
 export function bpeRegexes(vocab: Vocab): string[] {
   const r = Object.hasOwn(PRE_REGEXES, vocab.pre) ? PRE_REGEXES[vocab.pre] : undefined;
-  if (!r) throw new Error(`no pre-tokenizer regexes for '${vocab.pre}'`);
+  if (!r) throw new TokenizerError('E_TOKENIZER_PRE', `no pre-tokenizer regexes for '${vocab.pre}'`);
   return r;
 }
 

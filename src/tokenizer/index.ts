@@ -3,7 +3,7 @@ import { bpeRegexes, bpeTokenize } from './bpe.js';
 import { StreamingDetokenizer, detokenize, tokenPiece } from './detokenize.js';
 import { partitionSpecial } from './partition.js';
 import { spmTokenize } from './spm.js';
-import { loadVocab, type GgufMetadataSource, type Vocab } from './vocab.js';
+import { loadVocab, TokenizerError, type GgufMetadataSource, type Vocab } from './vocab.js';
 import { wpmTokenize } from './wpm.js';
 
 export { StreamingDetokenizer } from './detokenize.js';
@@ -89,7 +89,7 @@ export class GgufTokenizer implements Tokenizer {
       }
       case 'wpm': {
         if (addSpecial) {
-          if (v.bos === null) throw new Error('WPM vocab without CLS/BOS token');
+          if (v.bos === null) throw new TokenizerError('E_TOKENIZER_META', 'WPM vocab without CLS/BOS token');
           out.push(v.bos);
         }
         for (const f of frags) {
@@ -97,7 +97,7 @@ export class GgufTokenizer implements Tokenizer {
           else out.push(f);
         }
         if (addSpecial) {
-          if (v.sep === null) throw new Error('WPM vocab without SEP token');
+          if (v.sep === null) throw new TokenizerError('E_TOKENIZER_META', 'WPM vocab without SEP token');
           out.push(v.sep);
         }
         break;

@@ -2,6 +2,7 @@
 // pair whose concatenation is a vocab token with the highest score (leftmost on ties), then emit each final
 // symbol as its token, or re-split it along the merges that built it, or fall back to <0xNN> byte tokens.
 import { Heap } from './heap.js';
+import { TokenizerError } from './vocab.js';
 import { utf8Encode } from './unicode.js';
 import type { Vocab } from './vocab.js';
 
@@ -22,7 +23,7 @@ export function spmByteToken(vocab: Vocab, byte: number): number {
   if (id !== undefined) return id;
   const id2 = vocab.tokenToId.get(String.fromCharCode(byte));
   if (id2 !== undefined && byte < 0x80) return id2;
-  throw new Error(`SPM vocabulary has no token for byte 0x${byte.toString(16)}`);
+  throw new TokenizerError('E_TOKENIZER_BYTE', `SPM vocabulary has no token for byte 0x${byte.toString(16)}`);
 }
 
 /** Tokenize already-escaped text (spaces replaced by U+2581) and append ids to `out`. */
