@@ -215,7 +215,8 @@ test('fuzz: 10,000 seeded byte mutations of a real file end in success or a Gguf
     worst = Math.max(worst, performance.now() - t0);
     b[pos] = old;
   }
-  assert.ok(worst < 1000, `slowest parse ${worst} ms`);
+  // a hang guard, not a speed test: under a loaded machine's scheduling a 1 s bound flakes (npm run fuzz reports CPU time)
+  assert.ok(worst < 10_000, `slowest parse ${worst} ms`);
   assert.ok(errors > 100 && ok > 100, `ok ${ok}, errors ${errors}`);
 });
 
