@@ -4,19 +4,23 @@
 // with the time spent in sim-npu (its computes and copies) replaced by the cost model's seconds for
 // them (src/backends/sim-npu/cost-model.ts); an all-cpu run's simulated time is its wall time.
 //
-// Usage: node dist/src/bench/npu-table.js [--models a:q8_0,b:q4_0] [--pp 512] [--tg 128] [-t N] [--json]
+// Usage: npm run bench:npu -- [--models a:q8_0,b:q4_0] [--pp 512] [--tg 128] [-t N] [--json]
 
 import { parseArgs } from 'node:util';
-import { createCpuDevice } from '../backends/cpu/device.js';
-import { createSimNpu } from '../backends/sim-npu/index.js';
-import type { SimNpuDevice } from '../backends/sim-npu/device.js';
-import { openGguf } from '../gguf/open.js';
-import { loadModel } from '../runtime/model.js';
-import { Context, type ContextOptions } from '../runtime/context.js';
-import { parseSyntheticSpec } from './shapes.js';
-import { syntheticModel } from './synthetic.js';
+import { enableRelaxedSimd } from '../src/backends/cpu/node-flags.js';
+import { createCpuDevice } from '../src/backends/cpu/device.js';
+import { createSimNpu } from '../src/backends/sim-npu/index.js';
+import type { SimNpuDevice } from '../src/backends/sim-npu/device.js';
+import { openGguf } from '../src/gguf/open.js';
+import { loadModel } from '../src/runtime/model.js';
+import { Context, type ContextOptions } from '../src/runtime/context.js';
+import { parseSyntheticSpec } from '../src/bench/shapes.js';
+import { syntheticModel } from '../src/bench/synthetic.js';
 
 interface Row { model: string; mode: string; test: string; tokens: number; wall_tps: number; sim_tps: number; npu_engine_calls: number }
+
+// relaxed SIMD on Node 20 (see src/backends/cpu/node-flags.ts), before any kernel compiles
+enableRelaxedSimd();
 
 const { values } = parseArgs({ options: { models: { type: 'string' }, pp: { type: 'string' }, tg: { type: 'string' }, threads: { type: 'string', short: 't' }, json: { type: 'boolean' } } });
 const models = (values.models ?? 'qwen3-0.6b:q8_0,llama-3.2-1b:q4_0').split(',');
@@ -24,14 +28,15 @@ const pp = Number(values.pp ?? 512), tg = Number(values.tg ?? 128);
 const threads = values.threads ? Number(values.threads) : undefined;
 
 const cpu = await createCpuDevice({ threads });
-const npus: Record<string, SimNpuDevice> = {
-  ax8850: await createSimNpu({ npuTarget: 'ax8850', threads }),
-  htp: await createSimNpu({ npuTarget: 'htp', threads }),
-};
-const modes: { mode: string; npu?: SimNpuDevice; opts: Partial<ContextOptions> }[] = [{ mode: 'cpu', opts: {} }];
-for (const [t, npu] of Object.entries(npus)) {
-  modes.push({ mode: `sim-npu ${t} (all)`, npu, opts: { devices: [npu, cpu], prefillDevice: npu, decodeDevice: npu } });
-  modes.push({ mode: `sim-npu ${t} prefill, cpu decode`, npu, opts: { devices: [npu, cpu], prefillDevice: npu, decodeDevice: cpu } });
+/** The run modes; fresh sim-npu devices per model (engines of one model never crowd the next one's memory). */
+async function makeModes() {
+  const npus = { ax8850: await createSimNpu({ npuTarget: 'ax8850', threads }), htp: await createSimNpu({ npuTarget: 'htp', threads }) };
+  const modes: { mode: string; npu?: SimNpuDevice; opts: Partial<ContextOptions> }[] = [{ mode: 'cpu', opts: {} }];
+  for (const [t, npu] of Object.entries(npus)) {
+    modes.push({ mode: `sim-npu ${t} (all)`, npu, opts: { devices: [npu, cpu], prefillDevice: npu, decodeDevice: npu } });
+    modes.push({ mode: `sim-npu ${t} prefill, cpu decode`, npu, opts: { devices: [npu, cpu], prefillDevice: npu, decodeDevice: cpu } });
+  }
+  return { modes, close: async () => { for (const d of Object.values(npus)) await d.close(); } };
 }
 
 const rows: Row[] = [];
@@ -41,6 +46,7 @@ for (const spec of models) {
   const file = openGguf(path);
   const model = loadModel(file, { device: cpu });
   const ids = Int32Array.from({ length: pp }, (_, i) => 1 + ((i * 7919) % (model.hp.nVocab - 1)));
+  const { modes, close } = await makeModes();
   for (const m of modes) {
     const ctx = await Context.create(model, { nCtx: pp + tg, ...m.opts });
     // one warm-up token so plans and kernels are ready
@@ -62,8 +68,8 @@ for (const spec of models) {
     await measure(`tg${tg}`, tg, async () => { for (let i = 0; i < tg; i++) { await ctx.decode([next]); next = 1 + ((next * 31) % (model.hp.nVocab - 1)); } });
     ctx.close();
   }
+  await close();
   file.source.close?.();
 }
 if (values.json) process.stdout.write(JSON.stringify(rows) + '\n');
-for (const d of Object.values(npus)) await d.close();
 await cpu.close();
