@@ -365,14 +365,15 @@ export interface FuzzStats {
 }
 
 /**
- * `cases` mutations spread over the seeds by weight; case i uses PRNG seed (seed, i), so any case can be
- * replayed alone (`only`). Calls `progress` every 1,000 cases.
+ * `cases` mutations (numbered from `start`) spread over the seeds by weight; case i uses PRNG seed (seed, i),
+ * so any case can be replayed alone (`only`) and a run can be split into shards. Calls `progress` every 1,000 cases.
  */
-export async function fuzz(seeds: Seed[], device: Device, o: { cases: number; seed: number; only?: number; progress?: (done: number, s: FuzzStats) => void }): Promise<FuzzStats> {
+export async function fuzz(seeds: Seed[], device: Device, o: { cases: number; seed: number; start?: number; only?: number; progress?: (done: number, s: FuzzStats) => void }): Promise<FuzzStats> {
   const total = seeds.reduce((a, s) => a + s.weight, 0);
   const stats: FuzzStats = { cases: 0, counts: new Map(), byKind: new Map(), slowest: { ms: -1, seed: '', index: -1, kind: '', what: '', outcome: '' }, slowestCpu: { ms: -1, seed: '', index: -1, kind: '', what: '', outcome: '' }, failures: [], totalMs: 0 };
   const t0 = performance.now();
-  for (let i = o.only ?? 0; i < (o.only !== undefined ? o.only + 1 : o.cases); i++) {
+  const first = o.only ?? o.start ?? 0;
+  for (let i = first; i < (o.only !== undefined ? o.only + 1 : first + o.cases); i++) {
     const r = rng((o.seed * 0x9e3779b1) ^ Math.imul(i + 1, 0x85ebca6b));
     let w = r() * total;
     let seed = seeds[seeds.length - 1]!;
