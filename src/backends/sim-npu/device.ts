@@ -88,7 +88,7 @@ export interface SimNpuBackend extends Backend {
   /** binds `nodes` to their engines and device pointers once (plan time), so compute allocates nothing */
   prepare(ctx: ComputeContext, nodes: readonly number[]): void;
   release(nodes: readonly number[]): void;
-  /** simulated seconds of the last compute/submit: its engine calls and crossing (copies are charged as they happen) */
+  /** simulated seconds of the last compute/submit: its engine calls, plus the crossing once synchronized (a compute, or a submit's wait); copies are charged as they happen */
   lastSimulatedSeconds(): number;
 }
 
@@ -249,10 +249,15 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
     programs.set(nodes, p);
     return p;
   }
-  const account = (p: Program) => {
+  /**
+   * A CPU<->NPU crossing is paid once per synchronization with the host: per compute, or per wait on
+   * queued submits (queue many, wait once), not per engine call.
+   */
+  const account = (p: Program, crossing: boolean) => {
     st.computes++;
-    st.seconds += target.crossingS;
-    lastSeconds = target.crossingS;
+    const cross = crossing ? target.crossingS : 0;
+    st.seconds += cross;
+    lastSeconds = cross;
     for (const c of p.calls) { st.engineCalls++; st.engineSeconds += c.engine.seconds; st.seconds += c.engine.seconds; lastSeconds += c.engine.seconds; }
   };
 
@@ -372,7 +377,7 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
           const t0 = performance.now();
           const p = program(ctx, nodes);
           for (const c of p.calls) npu.execute(c.engine.handle, c.ins, c.outs);
-          account(p);
+          account(p, true);
           st.wallSeconds += (performance.now() - t0) / 1e3;
         },
         submit(ctx: ComputeContext, nodes: readonly number[]): DeviceEvent {
@@ -381,9 +386,9 @@ export function createSimNpuDevice(opts: SimNpuOptions): SimNpuDevice {
           // (the mock runs work as it is enqueued: the wall time is spent here, not in wait)
           const t0 = performance.now();
           for (const c of p.calls) npu.executeAsync(c.engine.handle, c.ins, c.outs, s);
-          account(p);
+          account(p, false);
           st.wallSeconds += (performance.now() - t0) / 1e3;
-          return { wait: () => s.synchronize() };
+          return { wait: async () => { await s.synchronize(); st.seconds += target.crossingS; lastSeconds += target.crossingS; } };
         },
       };
     },
