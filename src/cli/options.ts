@@ -99,6 +99,56 @@ export function contextSize(v: Values, nCtxTrain: number): number {
   return n;
 }
 
+/** Device and phase options shared by run, chat and bench (the scheduler's policy; see README "Devices and phases"). */
+export const phaseOptions: Options = {
+  'prefill-device': { type: 'string' },
+  'decode-device': { type: 'string' },
+  'offload-min-batch': { type: 'string' },
+  'phase-policy': { type: 'string' },
+};
+
+export const PHASE_HELP = `Devices and phases (prefill = a batch of several tokens, decode = one):
+  --prefill-device NAME      run every prefill op (or whole layer group) NAME supports there, whatever the batch
+  --decode-device NAME       the same for decode; the KV cache lives on the decode device, and a prefill
+                             elsewhere hands its new K/V rows over after each chunk
+  --offload-min-batch N      without an explicit device, batches of at least N tokens go to an accelerator
+                             that claims whole layers (default 32, as llama.cpp)
+  --phase-policy manual|auto manual (default): the options above; auto: each phase on the device the cost
+                             model (accelerators) or a timed run (cpu) predicts fastest, reported on stderr`;
+
+export interface PhaseSetup {
+  /** holds the weights and runs what no accelerator takes */
+  host: Device;
+  /** priority order, host last */
+  devices: Device[];
+  prefillDevice?: Device;
+  decodeDevice?: Device;
+  offloadMinBatch: number;
+  policy: 'manual' | 'auto';
+}
+
+/**
+ * Resolves --device and the phase options. An accelerator named by --device (a device that claims whole
+ * groups) runs both phases, the default device holding the weights and taking what it does not claim.
+ */
+export async function phaseSetup(v: Values): Promise<PhaseSetup> {
+  const o = deviceOptionsFrom(v);
+  const get = (name: string) => getDevice(name, o);
+  const policy = (v['phase-policy'] as string | undefined) ?? 'manual';
+  if (policy !== 'manual' && policy !== 'auto') throw usage(`--phase-policy must be manual or auto, got "${policy}"`);
+  const minBatch = Math.floor(num(v['offload-min-batch'], 'offload-min-batch', 32));
+  if (minBatch < 1) throw usage(`--offload-min-batch must be at least 1, got ${minBatch}`);
+  const main = await get((v.device as string | undefined) ?? DEFAULT_DEVICE);
+  const isAccel = (d: Device) => !!d.claimGroups || d.kind === 'npu';
+  const host = isAccel(main) ? await get(DEFAULT_DEVICE) : main;
+  const prefillDevice = v['prefill-device'] !== undefined ? await get(v['prefill-device'] as string) : isAccel(main) ? main : undefined;
+  const decodeDevice = v['decode-device'] !== undefined ? await get(v['decode-device'] as string) : isAccel(main) ? main : undefined;
+  const devices: Device[] = [];
+  for (const d of [main, prefillDevice, decodeDevice]) if (d && d !== host && !devices.includes(d)) devices.push(d);
+  devices.push(host);
+  return { host, devices, prefillDevice, decodeDevice, offloadMinBatch: minBatch, policy };
+}
+
 /** The device options of the context options (--threads, --numerics, --npu-target, --npu-mem). */
 export function deviceOptionsFrom(v: Values): DeviceOptions {
   const threads = v.threads !== undefined ? Math.max(1, Math.floor(num(v.threads, 'threads', 1))) : undefined;

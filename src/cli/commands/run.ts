@@ -7,7 +7,10 @@ import { Context } from '../../runtime/context.js';
 import { createSampler } from '../../runtime/sampler.js';
 import { generate } from '../../runtime/generate.js';
 import { tokenizerFromGguf } from '../../tokenizer/index.js';
-import { SAMPLING_HELP, contextHelp, contextOptions, contextSize, deviceFrom, kvType, num, samplerParams, samplingOptions } from '../options.js';
+import { writeFileSync } from 'node:fs';
+import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, contextSize, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions } from '../options.js';
+import { Profiler } from '../../sched/profile.js';
+import { pickPhaseDevices } from '../../sched/policy.js';
 import { progress } from '../progress.js';
 
 const help = () => `Usage: gguf-edge run MODEL [options]
@@ -31,9 +34,14 @@ ${SAMPLING_HELP}
 ${contextHelp()}
   -b, --batch N              largest batch evaluated at once (default 512)
 
+${PHASE_HELP}
+
 Output:
   --probs K                  record the top-K next-token probabilities at every step
-  --json                     print {prompt_tokens, tokens, text, probs?, timings:{load_ms, prompt_ms, gen_ms, pp_tps, tg_tps}}
+  --json                     print {prompt_tokens, tokens, text, probs?, timings:{load_ms, prompt_ms, gen_ms, pp_tps, tg_tps}, policy, profile?}
+  --profile                  per op type x device: calls, wall ms, simulated ms; copies and bytes each way;
+                             KV hand-over and cache fill (stderr; in the JSON as "profile" with --json)
+  --trace FILE.json          write a Chrome trace-event file (Perfetto, chrome://tracing), one track per device
   -h, --help                 show this help`;
 
 
@@ -56,12 +64,16 @@ export const command: Command = {
         batch: { type: 'string', short: 'b' },
         probs: { type: 'string' },
         json: { type: 'boolean' },
+        ...phaseOptions,
+        profile: { type: 'boolean' },
+        trace: { type: 'string' },
       },
     });
     const path = positionals[0];
     if (!path) throw Object.assign(new Error('missing MODEL argument (see --help)'), { code: 'USAGE' });
     const kv = kvType(values);
-    const device = await deviceFrom(values);
+    const setup = await phaseSetup(values);
+    const device = setup.host;
 
     const tLoad = performance.now();
     const file = openGguf(path);
@@ -70,7 +82,20 @@ export const command: Command = {
     bar.done();
     const tok = tokenizerFromGguf(file);
     const nCtx = contextSize(values, model.hp.nCtxTrain);
-    const ctx = new Context(model, { nCtx, kvType: kv, nBatch: Math.floor(num(values.batch, 'batch', 512)) });
+    const nBatch = Math.floor(num(values.batch, 'batch', 512));
+    let { prefillDevice, decodeDevice } = setup;
+    let picked: Record<string, unknown> | undefined;
+    if (setup.policy === 'auto' && !prefillDevice && !decodeDevice) {
+      const p = await pickPhaseDevices(model, setup.devices, setup.host, nBatch);
+      prefillDevice = p.prefill.device; decodeDevice = p.decode.device;
+      picked = { prefill: { device: p.prefill.device.name, candidates: p.prefill.candidates }, decode: { device: p.decode.device.name, candidates: p.decode.candidates } };
+      process.stderr.write(`phase policy auto: prefill on ${p.prefill.device.name}, decode on ${p.decode.device.name} (` +
+        (['prefill', 'decode'] as const).map((ph) => `${ph}: ${p[ph].candidates.map((c) => `${c.device} ${(c.seconds * 1000).toFixed(2)} ms ${c.how}`).join(' vs ')}`).join('; ') + ')\n');
+    }
+    const profiler = values.profile || values.trace !== undefined ? new Profiler(values.trace !== undefined) : undefined;
+    const ctx = await Context.create(model, {
+      nCtx, kvType: kv, nBatch, devices: setup.devices, prefillDevice, decodeDevice, offloadMinBatch: setup.offloadMinBatch, profiler,
+    });
     const loadMs = performance.now() - tLoad;
 
     let prompt: number[];
@@ -94,18 +119,45 @@ export const command: Command = {
       stopAtEog: !values['ignore-eos'],
       onText: json ? undefined : (t) => process.stdout.write(t),
     });
+    const policy = {
+      policy: setup.policy, offload_min_batch: setup.offloadMinBatch, prefill_device: prefillDevice?.name ?? null, decode_device: decodeDevice?.name ?? null,
+      devices: setup.devices.map((d) => d.name), kv_devices: ctx.kvDevices(), fallbacks: ctx.sched.fallbacks, ...(picked ? { picked } : {}),
+    };
+    const profile = profiler ? {
+      ...profiler.report(),
+      kv_cache: { type: kv, n_ctx: ctx.nCtx, fill_tokens: ctx.nPast, fill: ctx.nPast / ctx.nCtx, bytes_per_token: ctx.kvBytesPerToken, bytes_used: ctx.nPast * ctx.kvBytesPerToken, ...ctx.kvDevices() },
+      prompt_kv_bytes: prompt.length * ctx.kvBytesPerToken,
+    } : undefined;
+    if (values.trace !== undefined) writeFileSync(values.trace, profiler!.traceJson());
     const timings = { load_ms: loadMs, prompt_ms: res.timings.prompt_ms, gen_ms: res.timings.gen_ms, pp_tps: res.timings.pp_tps, tg_tps: res.timings.tg_tps };
     if (json) {
       const out: Record<string, unknown> = { prompt_tokens: prompt, tokens: res.tokens, text: res.text };
       if (res.probs) out.probs = res.probs;
       out.timings = timings;
+      out.policy = policy;
+      if (profile && values.profile) out.profile = profile;
       process.stdout.write(JSON.stringify(out) + '\n');
     } else {
       process.stdout.write('\n');
       process.stderr.write(`load ${loadMs.toFixed(0)} ms | prompt ${prompt.length} tok ${res.timings.pp_tps.toFixed(1)} tok/s | gen ${res.tokens.length} tok ${res.timings.tg_tps.toFixed(1)} tok/s | ${device.name}\n`);
+      if (profile && values.profile) process.stderr.write(formatProfile(profile));
     }
     ctx.close();
     file.source.close?.();
     return 0;
   },
 };
+
+type Profile = ReturnType<Profiler['report']> & { kv_cache: { fill_tokens: number; n_ctx: number; bytes_per_token: number; primary: string; copies: string[] }; prompt_kv_bytes: number };
+
+function formatProfile(p: Profile): string {
+  const f = (x: number | null) => (x === null ? '-' : x.toFixed(2));
+  const lines = ['profile (per phase x op x device):', '  phase    op           device       calls    wall ms     sim ms'];
+  for (const r of [...p.ops].sort((a, b) => a.phase.localeCompare(b.phase) || b.wall_ms - a.wall_ms)) {
+    lines.push(`  ${r.phase.padEnd(8)} ${r.op.padEnd(12)} ${r.device.padEnd(12)} ${String(r.calls).padStart(5)} ${f(r.wall_ms).padStart(10)} ${f(r.sim_ms).padStart(10)}`);
+  }
+  for (const c of p.copies) lines.push(`  copies ${c.from} -> ${c.to}: ${c.count} (${c.bytes} bytes), wall ${f(c.wall_ms)} ms, sim ${f(c.sim_ms)} ms`);
+  for (const [k, h] of Object.entries(p.kv_handover)) if (h.copies) lines.push(`  kv hand-over ${k}: ${h.copies} copies, ${h.bytes} bytes, wall ${f(h.wall_ms)} ms, sim ${f(h.sim_ms)} ms`);
+  lines.push(`  kv cache: ${p.kv_cache.fill_tokens}/${p.kv_cache.n_ctx} tokens (${p.kv_cache.bytes_per_token} bytes/token) on ${p.kv_cache.primary}${p.kv_cache.copies.length > 1 ? ` (copies on ${p.kv_cache.copies.join(', ')})` : ''}`);
+  return lines.join('\n') + '\n';
+}
