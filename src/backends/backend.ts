@@ -161,7 +161,11 @@ export interface Backend {
   readonly device: Device;
   /** runs `nodes` (ids, in order); their sources are resident on this device */
   compute(ctx: ComputeContext, nodes: readonly number[]): void | Promise<void>;
-  /** Asynchronous submit (queue many, wait once): returns at once; the work is done when the event resolves. */
+  /**
+   * Asynchronous submit (queue many, wait once): returns at once; the work is done when the event resolves.
+   * One backend's submits run in order (a stream): the scheduler waits only on the last event of a run of
+   * submits, before anything reads their results on another device.
+   */
   submit?(ctx: ComputeContext, nodes: readonly number[]): DeviceEvent;
   /**
    * Plan time (context creation, or the first use of a batch shape): bind `nodes` to their placements

@@ -28,7 +28,14 @@ export function markdownTable(header: string[], rows: string[][], rightAlign: bo
 export function toMarkdown(results: BenchResult[]): string {
   const header = ['model', 'type', 'size', 'params', 'engine', 'device', 'threads', 'test', 't/s'];
   const rows = results.map((r) => [r.model, r.model_type, formatBytes(r.model_bytes), formatParams(r.model_params), r.engine, r.device, String(r.threads), r.test, formatTps(r.tps_mean, r.tps_sd)]);
-  return markdownTable(header, rows, [false, false, true, true, false, false, true, true, true]);
+  const align = [false, false, true, true, false, false, true, true, true];
+  // runs on a simulated device: their simulated tokens/s beside the wall-clock ones
+  if (results.some((r) => r.sim_tps !== undefined)) {
+    header.push('sim t/s');
+    results.forEach((r, i) => rows[i]!.push(r.sim_tps !== undefined ? r.sim_tps.toFixed(2) : '-'));
+    align.push(true);
+  }
+  return markdownTable(header, rows, align);
 }
 
 const CSV_FIELDS: (keyof BenchResult)[] = ['model', 'model_type', 'model_bytes', 'model_params', 'engine', 'device', 'threads', 'test', 'n_prompt', 'n_gen', 'reps', 'avg_ms', 'tps_mean', 'tps_sd'];

@@ -7,7 +7,10 @@
 // itself (engine below) or a peer such as llama.cpp (bench/compare.ts), so runs can alternate.
 
 import { basename } from 'node:path';
+import type { Device } from '../backends/backend.js';
 import { getDevice } from '../backends/registry.js';
+import { Profiler } from '../sched/profile.js';
+import { pickPhaseDevices } from '../sched/policy.js';
 import { openGguf } from '../gguf/open.js';
 import { metaArrayLength, metaNumber, metaString, type GgufFile } from '../gguf/reader.js';
 import { Context } from '../runtime/context.js';
@@ -39,6 +42,8 @@ export interface BenchResult {
   /** mean milliseconds per run */
   avg_ms: number;
   samples_tps: number[];
+  /** simulated tokens/s (mean over the runs): only on rows whose run used a simulated device */
+  sim_tps?: number;
 }
 
 /** One engine under test. */
@@ -51,6 +56,8 @@ export interface BenchEngine {
   load(threads: number, nCtx: number, nBatch: number): Promise<void>;
   /** runs one test from an empty context and returns its wall time in ms */
   run(test: BenchTest, tokens: Int32Array): Promise<number>;
+  /** the last run's simulated ms, when it used a simulated device */
+  simulatedMs?(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -70,11 +77,16 @@ export function modelInfo(file: GgufFile): ModelInfo {
   return { bytes: file.size, params, type: `${arch} ${ft !== undefined ? FTYPE[ft] ?? `ftype ${ft}` : '?'}`, nVocab, nCtxTrain: metaNumber(file, `${arch}.context_length`) ?? 0 };
 }
 
-/** gguf-edge on a registry device. */
-export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?: 'f16' | 'f32'; numerics?: 'exact' | 'fast' } = {}): BenchEngine {
+/** Devices of one bench run (see cli/options.ts phaseSetup): resolved per thread count. */
+export type BenchDevices = (threads: number) => Promise<{ host: Device; devices: Device[]; prefillDevice?: Device; decodeDevice?: Device; offloadMinBatch: number; policy?: 'manual' | 'auto' }>;
+
+/** gguf-edge on a registry device (or, with `devices`, on the phase setup it resolves). */
+export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?: 'f16' | 'f32'; numerics?: 'exact' | 'fast'; devices?: BenchDevices } = {}): BenchEngine {
   let file: GgufFile | undefined;
   let model: Model | undefined;
   let ctx: Context | undefined;
+  let profiler: Profiler | undefined;
+  let lastSim: number | undefined;
   const release = () => {
     ctx?.close(); ctx = undefined;
     for (const b of model?.weightBuffers ?? []) b.free();
@@ -86,19 +98,32 @@ export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?
     device: deviceName,
     async load(threads, nCtx, nBatch) {
       release();
-      const device = await getDevice(deviceName, { threads, numerics: opts.numerics });
+      const setup: Partial<Awaited<ReturnType<BenchDevices>>> & { host: Device } = opts.devices ? await opts.devices(threads) : { host: await getDevice(deviceName, { threads, numerics: opts.numerics }) };
       file = openGguf(path);
-      model = loadModel(file, { device });
-      ctx = new Context(model, { nCtx, nBatch, kvType: opts.kvType ?? 'f16' });
+      model = loadModel(file, { device: setup.host });
+      if (setup.policy === 'auto' && setup.devices && !setup.prefillDevice && !setup.decodeDevice) {
+        const p = await pickPhaseDevices(model, setup.devices, setup.host, nBatch);
+        setup.prefillDevice = p.prefill.device; setup.decodeDevice = p.decode.device;
+        process.stderr.write(`phase policy auto: prefill on ${p.prefill.device.name}, decode on ${p.decode.device.name}\n`);
+      }
+      // a simulated device's time comes from per-split timings (not per op: that would slow the wall clock)
+      const simulated = (setup.devices ?? []).some((d) => d.kind === 'npu' || d.kind === 'sim');
+      profiler = simulated ? new Profiler(false, false) : undefined;
+      ctx = await Context.create(model, { nCtx, nBatch, kvType: opts.kvType ?? 'f16', ...setup, profiler });
+      if (!ctx.sched.simulated) profiler = undefined;
     },
     async run(test, tokens) {
       const c = ctx!;
       c.clear();
+      const s0 = profiler?.simulatedMs ?? 0;
       const t0 = performance.now();
       if (test.kind === 'pp') await c.decode(tokens.subarray(0, test.n));
       else for (let i = 0; i < test.n; i++) await c.decode(tokens.subarray(i, i + 1));
-      return performance.now() - t0;
+      const ms = performance.now() - t0;
+      lastSim = profiler ? profiler.simulatedMs - s0 : undefined;
+      return ms;
     },
+    simulatedMs: () => lastSim,
     async close() { release(); },
   };
 }
@@ -169,11 +194,14 @@ export async function runBench(path: string, engines: BenchEngine[], o: RunBench
         }
       }
       const samples = engines.map(() => [] as number[]);
+      const sims = engines.map(() => [] as number[]);
       for (let r = 0; r < o.reps; r++) {
         for (let k = 0; k < engines.length; k++) {
           const e = engines[k]!;
           o.onProgress?.(`${e.name}: ${name} t=${threads} run ${r + 1}/${o.reps}`);
           samples[k]!.push(await e.run(test, tokens));
+          const sim = e.simulatedMs?.();
+          if (sim !== undefined) sims[k]!.push(sim);
         }
       }
       engines.forEach((e, k) => {
@@ -185,6 +213,7 @@ export async function runBench(path: string, engines: BenchEngine[], o: RunBench
           model: label, model_type: info.type, model_params: info.params, engine: e.name, device: e.device,
           n_prompt: test.kind === 'pp' ? test.n : 0, n_gen: test.kind === 'tg' ? test.n : 0, reps: o.reps,
           avg_ms: ms.reduce((a, b) => a + b, 0) / Math.max(1, ms.length), samples_tps: tps,
+          ...(sims[k]!.length ? { sim_tps: meanSd(sims[k]!.map((m) => (test.n * 1000) / m)).mean } : {}),
         });
       });
     }

@@ -29,7 +29,14 @@ export class Profiler {
   /** the phase of the evaluation in progress */
   phase: Phase = 'prefill';
 
-  constructor(readonly trace = false) {}
+  /**
+   * `trace`: keep trace events. `perOp`: time per-op devices node by node (exact per-op rows; adds a
+   * clock read and a call per node); off: one timing per split (bench's simulated time).
+   */
+  constructor(readonly trace = false, readonly perOp = true) {}
+
+  /** simulated ms of every evaluation so far (simulated devices' predicted time, the others' wall time, copies' link time) */
+  get simulatedMs(): number { return this.phases.prefill.sim_ms + this.phases.decode.sim_ms; }
 
   private tid(device: string): number {
     let t = this.tids.get(device);

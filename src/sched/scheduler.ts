@@ -448,7 +448,7 @@ export class Scheduler {
     };
     const assignment = new Map<number, string>();
     for (const id of g.nodes) assignment.set(id, l.devOf[id]!.name);
-    const profiling = !!this.profiler;
+    const profiling = !!this.profiler?.perOp;
     const splits: Split[] = l.runs.map((run, ri) => {
       const local = new Map<number, Placement>();
       const copies: Copy[] = [];
@@ -535,6 +535,8 @@ export class Scheduler {
   async compute(plan: Plan): Promise<void> {
     if (plan.sync && !this.profiler) { this.computeSync(plan); return; }
     const prof = this.profiler;
+    // the last queued event per device: a device's submits run in order (a stream), so waiting on its
+    // last one waits on all (queue many, wait once)
     let pending: { device: Device; wait(): Promise<void> }[] = [];
     const drain = async (d?: Device) => {
       if (!pending.length) return;
@@ -542,6 +544,11 @@ export class Scheduler {
       const all = pending;
       pending = [];
       for (const p of all) await p.wait();
+    };
+    const queue = (device: Device, ev: { wait(): Promise<void> }) => {
+      const i = pending.findIndex((p) => p.device === device);
+      if (i >= 0) pending[i] = { device, wait: () => ev.wait() };
+      else pending.push({ device, wait: () => ev.wait() });
     };
     for (const s of plan.splits) {
       // a copy from a device with queued work waits for that work first
@@ -553,7 +560,7 @@ export class Scheduler {
       }
       const ctx = s.ctx;
       if (s.backend.submit && !prof) {
-        pending.push({ device: s.device, ...s.backend.submit(ctx, s.nodes) });
+        queue(s.device, s.backend.submit(ctx, s.nodes));
         continue;
       }
       if (pending.length && pending.some((p) => p.device !== s.device)) await drain();
@@ -589,6 +596,9 @@ export class Scheduler {
   }
 
   get profile(): Profiler | undefined { return this.profiler; }
+
+  /** does any device report simulated time (Backend.lastSimulatedSeconds)? */
+  get simulated(): boolean { return [...this.backends.values()].some((b) => !!b.lastSimulatedSeconds); }
 
   close(): void {
     for (const a of this.arenas.values()) a.free();

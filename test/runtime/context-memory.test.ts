@@ -119,3 +119,23 @@ test('every shape is placed inside the arenas reserved at creation, and logits d
   a.close(); b.close();
   file.source.close?.();
 });
+
+test('close() returns the memory: 20 contexts created, used and closed in turn leave the wasm memory and its live bytes unchanged', async () => {
+  const file = openGguf(fixture('models/stories260K.gguf'));
+  try {
+    const model = loadModel(file, { device });
+    const cycle = async (nCtx: number) => {
+      const ctx = new Context(model, { nCtx, nBatch: 32 });
+      await ctx.decode(Array.from({ length: 20 }, (_, i) => 1 + i));
+      await ctx.decode([7]);
+      ctx.close();
+    };
+    await cycle(256); // the runtime's own scratch (kept across contexts) reaches its size here
+    const live = device.runtime.liveBytes(), bytes = device.runtime.memory.buffer.byteLength;
+    for (let i = 0; i < 20; i++) await cycle(128 + 64 * (i % 3));
+    assert.equal(device.runtime.liveBytes(), live, 'a closed context left live allocations');
+    assert.equal(device.runtime.memory.buffer.byteLength, bytes, 'wasm memory grew over create/close cycles');
+  } finally {
+    file.source.close?.();
+  }
+});

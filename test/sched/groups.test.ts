@@ -15,7 +15,7 @@ import { Context } from '../../src/runtime/context.js';
 import { Profiler } from '../../src/sched/profile.js';
 import { fixture } from '../helpers/fixtures.js';
 
-function testAccelerator(): Device & { compiled: Set<string> } {
+function testAccelerator(o: { async?: boolean; refuseRopeIn?: string } = {}): Device & { compiled: Set<string>; submits: number; waits: number } {
   const own = new WeakMap<DeviceBuffer, Uint8Array>();
   const bt: BufferType = {
     name: 'accel-private', alignment: 64,
@@ -30,13 +30,13 @@ function testAccelerator(): Device & { compiled: Set<string> } {
   const weights = new Map<string, Uint8Array>();
   const compiled = new Set<string>();
   const view = (bytes: Uint8Array): DeviceBuffer => hostBuffer(bytes, 'compute', bt);
-  const dev: Device & { compiled: Set<string> } = {
+  const dev: Device & { compiled: Set<string>; submits: number; waits: number } = {
     name: 'accel', kind: 'sim', description: 'test accelerator: whole layers, shapes 1 and 8',
-    compiled,
+    compiled, submits: 0, waits: 0,
     staticShapes: [1, 8],
     memory: () => ({ free: 0, total: 0 }),
     bufferType: () => bt,
-    supportsOp: (t) => !(t.op === 'rope' && t.group === 'blk.1'),
+    supportsOp: (t) => !(t.op === 'rope' && t.group === (o.refuseRopeIn ?? 'blk.1')),
     prefersOp: () => true,
     claimGroups(g: Graph): NodeGroup[] {
       const by = new Map<string, number[]>();
@@ -53,7 +53,8 @@ function testAccelerator(): Device & { compiled: Set<string> } {
     },
     holdsWeight: (name) => weights.has(name),
     createBackend(): Backend {
-      return {
+      const queue: (() => void)[] = [];
+      const b: Backend = {
         device: dev,
         compute(ctx: ComputeContext, nodes: readonly number[]) {
           const g = ctx.graph;
@@ -68,6 +69,15 @@ function testAccelerator(): Device & { compiled: Set<string> } {
           for (const id of nodes) computeNode(g, g.tensors[id]!, at);
         },
       };
+      // asynchronous variant: submit queues the work (run in order when an event is waited on)
+      if (o.async) {
+        b.submit = (ctx, nodes) => {
+          dev.submits++;
+          queue.push(() => { b.compute(ctx, nodes); });
+          return { wait: async () => { dev.waits++; while (queue.length) queue.shift()!(); } };
+        };
+      }
+      return b;
     },
   };
   return dev;
@@ -126,5 +136,58 @@ test('offload threshold: batches under --offload-min-batch stay on the host, the
   const p = [1, 403, 407, 261, 378, 432];
   assert.deepEqual(Array.from(await ctx.decode(p)), Array.from(await base.decode(p)));
   ctx.close(); base.close();
+  file.source.close?.();
+});
+
+test('bench on a simulated accelerator: rows carry sim_tps beside tps_mean', async () => {
+  const { ggufEdgeEngine, runBench } = await import('../../src/bench/runner.js');
+  const ref = referenceDevice();
+  const acc = testAccelerator();
+  const simSeconds = 0.004; // the test device "predicts" 4 ms per engine call
+  const inner = acc.createBackend.bind(acc);
+  acc.createBackend = () => ({ ...inner(), lastSimulatedSeconds: () => simSeconds });
+  const path = fixture('parity/qwen2-q8_0.gguf');
+  const engine = ggufEdgeEngine(path, 'accel', { devices: async () => ({ host: ref, devices: [acc, ref], prefillDevice: acc, decodeDevice: ref, offloadMinBatch: 32 }) });
+  const rows = await runBench(path, [engine], { pp: [8], tg: [2], threads: [1], reps: 1, noWarmup: true });
+  const pp = rows.find((r) => r.test === 'pp8')!;
+  assert.ok(pp.tps_mean > 0 && pp.sim_tps !== undefined);
+  // 8 tokens, one chunk: the accelerator's layers at 4 ms each (simulated) plus the host's wall time for the rest
+  assert.ok(8000 / pp.sim_tps! >= (model_layers(path) - 1) * simSeconds * 1000 - 1e-6, `sim ms ${8000 / pp.sim_tps!}`);
+});
+
+function model_layers(path: string): number {
+  const f = openGguf(path);
+  const m = loadModel(f, { device: referenceDevice() });
+  f.source.close?.();
+  return m.hp.nLayer;
+}
+
+test('asynchronous submit: a run of layers is queued and waited on once; same logits', async () => {
+  const file = openGguf(fixture('parity/qwen2-q8_0.gguf'));
+  const ref = referenceDevice();
+  const model = loadModel(file, { device: ref });
+  const acc = testAccelerator({ async: true, refuseRopeIn: 'none' });
+  const ctx = await Context.create(model, { nCtx: 32, devices: [acc, ref], prefillDevice: acc, decodeDevice: ref });
+  const base = new Context(model, { nCtx: 32 });
+  const p = [1, 403, 407, 261, 378, 432, 383, 286];
+  assert.deepEqual(Array.from(await ctx.decode(p)), Array.from(await base.decode(p)));
+  // every layer submitted back to back, one wait before the host reads the result
+  assert.equal(acc.submits, model.hp.nLayer);
+  assert.equal(acc.waits, 1);
+  ctx.close(); base.close();
+  file.source.close?.();
+});
+
+test('phase policy auto: each phase on the device predicted fastest (accelerator cost model vs the host measured)', async () => {
+  const { pickPhaseDevices } = await import('../../src/sched/policy.js');
+  const file = openGguf(fixture('parity/qwen2-q8_0.gguf'));
+  const ref = referenceDevice();
+  const model = loadModel(file, { device: ref });
+  const acc = testAccelerator();
+  acc.estimate = (phase) => (phase === 'prefill' ? 1e-9 : 1e3);
+  const p = await pickPhaseDevices(model, [acc, ref], ref, 16);
+  assert.equal(p.prefill.device, acc);
+  assert.equal(p.decode.device, ref);
+  assert.ok(p.decode.candidates.some((c) => c.device === 'reference' && c.how === 'measured' && c.seconds > 0));
   file.source.close?.();
 });

@@ -8,7 +8,7 @@ import { ggufEdgeEngine, runBench } from '../../bench/runner.js';
 import { SHAPES, SYNTHETIC_TYPES, parseSyntheticSpec } from '../../bench/shapes.js';
 import { syntheticCacheDir, syntheticModel } from '../../bench/synthetic.js';
 import { progress } from '../progress.js';
-import { numericsFrom } from '../options.js';
+import { PHASE_HELP, numericsFrom, phaseOptions, phaseSetup } from '../options.js';
 
 const realShapes = Object.keys(SHAPES).filter((s) => !s.startsWith('tiny-'));
 
@@ -34,6 +34,8 @@ Engine:
   -b, --batch N              largest batch evaluated at once (default 512, llama-bench's n_ubatch)
   --kv-type f16|f32          KV cache element type (default f16)
 
+${PHASE_HELP.replace('reported on stderr', 'reported on stderr')}
+
 Model:
   --synthetic SHAPE:TYPE     benchmark a random-weight model with a real published shape instead of
                              MODEL, built once through the GGUF writer and cached on disk
@@ -47,7 +49,8 @@ Model:
 Output:
   -o, --output md|json|csv   md: llama-bench style table (default); json: one array of
                              {test, threads, tps_mean, tps_sd, model_bytes, model, model_type,
-                              model_params, engine, device, n_prompt, n_gen, reps, avg_ms, samples_tps};
+                              model_params, engine, device, n_prompt, n_gen, reps, avg_ms, samples_tps,
+                             sim_tps (only on runs that used a simulated device: simulated tokens/s)};
                              csv: one row per result with a header.
                              model_bytes is the file size; tps_* are tokens/s over the timed runs
   -h, --help                 show this help`;
@@ -100,6 +103,7 @@ export const command: Command = {
         synthetic: { type: 'string' },
         seed: { type: 'string' },
         output: { type: 'string', short: 'o' },
+        ...phaseOptions,
       },
     });
     const format = (values.output ?? 'md') as BenchFormat;
@@ -113,7 +117,14 @@ export const command: Command = {
     const reps = int(values.repetitions, 'repetitions', 5, 1);
     const nBatch = int(values.batch, 'batch', 512, 1);
     const deviceName = values.device ?? defaultDeviceName();
-    if (!deviceNames().includes(deviceName)) throw Object.assign(new Error(`unknown device "${deviceName}" (available: ${deviceNames().join(', ')})`), { code: 'USAGE' });
+    const pv = values as Record<string, string | undefined>;
+    for (const n of [deviceName, pv['prefill-device'], pv['decode-device']]) {
+      if (n !== undefined && !deviceNames().includes(n)) throw Object.assign(new Error(`unknown device "${n}" (available: ${deviceNames().join(', ')})`), { code: 'USAGE' });
+    }
+    // checks the phase options once, before any model is built
+    const phased = ['prefill-device', 'decode-device', 'phase-policy', 'offload-min-batch', 'npu-target', 'npu-mem'].some((k) => pv[k] !== undefined);
+    const devices = async (threads: number) => phaseSetup({ ...values, threads: String(threads) });
+    const label0 = [pv['prefill-device'] && `prefill ${pv['prefill-device']}`, pv['decode-device'] && `decode ${pv['decode-device']}`].filter(Boolean).join(', ');
 
     let path = positionals[0];
     let label: string | undefined;
@@ -133,7 +144,8 @@ export const command: Command = {
     const status = statusLine();
     let results;
     try {
-      results = await runBench(path, [ggufEdgeEngine(path, deviceName, { kvType, numerics: numericsFrom(values) })], {
+      const engineDevice = label0 ? `${deviceName} (${label0})` : deviceName;
+      results = await runBench(path, [ggufEdgeEngine(path, engineDevice, { kvType, numerics: numericsFrom(values), devices: phased || deviceName !== defaultDeviceName() ? devices : undefined })], {
         pp, tg, threads, reps, nBatch, noWarmup: !!values['no-warmup'], label, onProgress: (m) => status.show(m),
       });
     } finally {

@@ -1,0 +1,52 @@
+// run --profile [--json] and --trace as a user runs them: the profile's rows add up to what ran, and
+// the trace is a valid Chrome trace-event file with one track per device.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fixture, repoRoot } from '../helpers/fixtures.js';
+
+const bin = resolve(repoRoot, 'bin/gguf-edge.js');
+const cli = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
+
+test('run --profile --json --trace: per op x device rows, KV fill, a valid trace with one track per device', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gguf-edge-trace-'));
+  try {
+    const trace = join(dir, 't.json');
+    const r = cli('run', fixture('models/stories260K.gguf'), '--prompt-tokens', '1,403,407,261,378', '-n', '4', '--temp', '0', '--json', '--profile', '--trace', trace, '-t', '1');
+    assert.equal(r.status, 0, r.stderr);
+    const o = JSON.parse(r.stdout);
+    const p = o.profile;
+    assert.equal(o.policy.policy, 'manual');
+    // the prompt is one prefill evaluation, the 3 further tokens decode steps (the 4th is sampled only)
+    assert.deepEqual([p.phases.prefill.tokens, p.phases.prefill.evaluations, p.phases.decode.evaluations], [5, 1, 3]);
+    const nLayer = 5;
+    const calls = (phase: string, op: string) => p.ops.filter((x: { phase: string; op: string }) => x.phase === phase && x.op === op).reduce((a: number, x: { calls: number }) => a + x.calls, 0);
+    assert.equal(calls('prefill', 'attention'), nLayer);
+    assert.equal(calls('decode', 'attention'), 3 * nLayer);
+    assert.ok(p.ops.every((x: { device: string; sim_ms: number | null }) => x.device === 'cpu' && x.sim_ms === null));
+    assert.equal(p.kv_cache.fill_tokens, 8);
+    assert.equal(p.prompt_kv_bytes, 5 * p.kv_cache.bytes_per_token);
+    assert.equal(p.kv_handover.to_decode.bytes, 0); // one device: nothing crosses
+    const t = JSON.parse(readFileSync(trace, 'utf8'));
+    assert.ok(Array.isArray(t.traceEvents));
+    const tracks = t.traceEvents.filter((e: { ph: string }) => e.ph === 'M');
+    assert.deepEqual(tracks.map((e: { args: { name: string } }) => e.args.name), ['cpu']);
+    for (const e of t.traceEvents.filter((x: { ph: string }) => x.ph === 'X')) {
+      assert.ok(Number.isFinite(e.ts) && e.dur > 0 && e.tid === tracks[0].tid && typeof e.name === 'string');
+    }
+    assert.equal(t.traceEvents.filter((e: { ph: string }) => e.ph === 'X').length, p.ops.reduce((a: number, x: { calls: number }) => a + x.calls, 0));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('bad phase options are usage errors', () => {
+  for (const args of [['--phase-policy', 'fast'], ['--offload-min-batch', '0'], ['--decode-device', 'nope'], ['--npu-mem', '-3']]) {
+    const r = cli('run', fixture('models/stories260K.gguf'), '-p', 'x', '-n', '1', ...args);
+    assert.notEqual(r.status, 0, args.join(' '));
+    assert.doesNotMatch(r.stderr, /at .*\.js:\d+/, r.stderr);
+  }
+});
