@@ -16,6 +16,7 @@ import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaConte
 import { closeDevices, defaultDeviceName } from '../src/backends/registry.js';
 import { formatBytes, formatTps, markdownTable } from '../src/bench/format.js';
 import { numericsFrom } from '../src/cli/options.js';
+import { DEFAULT_NUMERICS } from '../src/backends/numerics.js';
 import { ggufEdgeEngine, runBench, type BenchEngine, type BenchResult, type BenchTest } from '../src/bench/runner.js';
 import { parseSyntheticSpec } from '../src/bench/shapes.js';
 import { syntheticModel } from '../src/bench/synthetic.js';
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
   -t, --threads N,...     thread counts, the same for both engines (default 2)
   -r, --repetitions N     timed runs per test and engine, alternating (default 3)
   --device NAME           gguf-edge device (default ${defaultDeviceName()})
-  --numerics fast|exact   cpu matmul float order (default fast)
+  --numerics fast|exact   cpu matmul float order (default ${DEFAULT_NUMERICS})
   --flash-attention       llama.cpp with flash attention (default off, as llama-bench)
   -o, --output md|json    ratio table (default) or the raw results as JSON
   --engines LIST          gguf-edge,llama.cpp (default both; one alone gives its absolute figures)

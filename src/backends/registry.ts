@@ -5,14 +5,14 @@
 import type { Device } from './backend.js';
 import { DeviceError } from './backend.js';
 import { referenceDevice } from './reference/device.js';
+import { resolveNumerics } from './numerics.js';
 
 export interface DeviceOptions {
   /** worker threads for devices that have them (default: available cores) */
   threads?: number;
   /**
-   * Float order of the cpu device's matmuls: 'fast' (default) free-order kernels for Q8_0, Q4_0 and the
-   * Q4_K GEMV (within the parity tolerances on every fixture); 'exact' reproduces llama.cpp's x86 build
-   * bit for bit (test/parity/cpu-bitexact.test.ts). Other devices ignore it.
+   * Float order of the cpu device's matmuls (src/backends/numerics.ts: the modes and DEFAULT_NUMERICS).
+   * Other devices ignore it.
    */
   numerics?: 'exact' | 'fast';
   /** sim-npu: cost-model preset and encoder target (--npu-target ax8850|htp; default ax8850) */
@@ -29,7 +29,7 @@ export type DeviceSource = 'builtin' | string;
 
 const factories: Record<string, DeviceFactory> = {
   reference: async () => referenceDevice(),
-  cpu: async (o) => (await import('./cpu/device.js')).createCpuDevice({ threads: o.threads, numerics: o.numerics ?? 'fast' }),
+  cpu: async (o) => (await import('./cpu/device.js')).createCpuDevice({ threads: o.threads, numerics: resolveNumerics(o.numerics) }),
   'sim-npu': async (o) => (await import('./sim-npu/index.js')).createSimNpu({ threads: o.threads, npuTarget: o.npuTarget, npuMemMiB: o.npuMemMiB }),
 };
 const sources = new Map<string, DeviceSource>();

@@ -5,6 +5,7 @@ import { getDevice, deviceNames, DEFAULT_DEVICE, type DeviceOptions } from '../b
 import { NPU_TARGETS } from '../backends/sim-npu/cost-model.js';
 import type { Device } from '../backends/backend.js';
 import type { SamplerParams } from '../runtime/sampler.js';
+import { DEFAULT_NUMERICS } from '../backends/numerics.js';
 
 export function usage(message: string): Error {
   return Object.assign(new Error(message), { code: 'USAGE' });
@@ -74,8 +75,8 @@ export function contextHelp(): string {
   --kv-type f16|f32          KV cache element type (default f16)
   --device NAME              compute device (${deviceNames().join(', ')}; default ${DEFAULT_DEVICE})
   -t, --threads N            threads for the cpu device (default: available cores)
-  --numerics fast|exact      cpu matmul float order: fast (default; free-order Q8_0/Q4_0/Q4_K kernels,
-                             within llama.cpp's parity tolerances) or exact (llama.cpp's x86 order,
+  --numerics fast|exact      cpu matmul float order (default ${DEFAULT_NUMERICS}): fast (free-order Q8_0/Q4_0/Q4_K
+                             kernels, within llama.cpp's parity tolerances) or exact (llama.cpp's x86 order,
                              bit-identical logits, slower)
   --npu-target ax8850|htp    sim-npu: the NPU whose published figures set simulated time (default ax8850)
   --npu-mem MiB              sim-npu: device memory capacity (default 7040, the AX-M1 card)`;

@@ -10,13 +10,14 @@ import { Compiler, type Program } from './compile.js';
 import { repackTarget } from './policy.js';
 import { profileEnabled } from './profile.js';
 import { createCpuRuntime, type CpuRuntime, type CpuRuntimeOptions } from './runtime.js';
+import { resolveNumerics } from '../numerics.js';
 
 export type { CpuBuffer } from './buffer.js';
 export { LLAMA_EXACT_MATMUL_TYPES } from '../ggml-routing.js';
 
 export interface CpuDeviceOptions extends CpuRuntimeOptions {
   /**
-   * 'fast' (default): free-order kernels for Q8_0, Q4_0 (4-row layout for any rows % 4 == 0) and the Q4_K
+   * Default: DEFAULT_NUMERICS (src/backends/numerics.ts). 'fast': free-order kernels for Q8_0, Q4_0 (4-row layout for any rows % 4 == 0) and the Q4_K
    * GEMV, several rows per pass and plain f32 multiply-adds; every parity fixture passes under the
    * reference's rule and tolerances (test/parity/cpu.test.ts). 'exact': matmuls with the weight types
    * whose llama.cpp order is known (LLAMA_EXACT_MATMUL_TYPES) reproduce the reference backend bit for bit
@@ -27,7 +28,7 @@ export interface CpuDeviceOptions extends CpuRuntimeOptions {
 }
 
 export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Device & { runtime: CpuRuntime; close(): Promise<void> }> {
-  const fastNumerics = opts.numerics !== 'exact';
+  const fastNumerics = resolveNumerics(opts.numerics) === 'fast';
   const rt = await createCpuRuntime({ ...opts, numerics: fastNumerics ? 'fast' : 'exact' });
   const bt = cpuBufferType(rt);
   const compiler = new Compiler(rt, fastNumerics, profileEnabled());

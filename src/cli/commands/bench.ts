@@ -9,6 +9,7 @@ import { SHAPES, SYNTHETIC_TYPES, parseSyntheticSpec } from '../../bench/shapes.
 import { syntheticCacheDir, syntheticModel } from '../../bench/synthetic.js';
 import { progress } from '../progress.js';
 import { PHASE_HELP, numericsFrom, phaseOptions, phaseSetup } from '../options.js';
+import { DEFAULT_NUMERICS } from '../../backends/numerics.js';
 
 const realShapes = Object.keys(SHAPES).filter((s) => !s.startsWith('tiny-'));
 
@@ -30,7 +31,7 @@ Engine:
   -t, --threads N[,N...]     thread counts to test, one run set each (default ${availableParallelism()});
                              the device's \`threads\` option (the reference device ignores it)
   --device NAME              compute device (${deviceNames().join(', ')}; default ${defaultDeviceName()}: cpu when available)
-  --numerics fast|exact      cpu matmul float order (default fast; exact = llama.cpp's bits, slower)
+  --numerics fast|exact      cpu matmul float order (default ${DEFAULT_NUMERICS}; exact = llama.cpp's bits, slower)
   -b, --batch N              largest batch evaluated at once (default 512, llama-bench's n_ubatch)
   --kv-type f16|f32          KV cache element type (default f16)
 
