@@ -1,5 +1,6 @@
-import { AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
+import { AG_SOFTCAP, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
 import { expf_v2 } from './common/expf';
+import { tanhf } from './common/libm';
 import { f2h, h2f, h2f4, h2f4_finite } from './common/f16';
 import { dot_f16_vec } from './common/f16-dot';
 import { f32x4_of, hi_f64, lo_f64, reduce_add_16 } from './common/fmaf';
@@ -21,6 +22,8 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
   const scale = load<f32>(pp, AG_SCALE), window = load<i32>(pp, AG_WINDOW), pos = <usize>load<i32>(pp, AG_POSITIONS);
   const slice = load<i32>(pp, AG_SLICE), batch = load<i32>(pp, AG_BATCH) != 0;
   const kf = <usize>load<i32>(pp, AG_KF), vt = <usize>load<i32>(pp, AG_VT), p16 = <usize>load<i32>(pp, AG_P16);
+  // softcap as llama.cpp builds it: ggml_scale by 1/cap (an f32 multiply), tanh, ggml_scale by cap
+  const cap = load<f32>(pp, AG_SOFTCAP), invCap: f32 = cap > 0 ? <f32>1 / cap : 0;
   // this thread's scratch: q rounded to f16 (hd), V lane accumulators (64 x hd), then scores
   const scr = <usize>load<i32>(pp, AG_SCRATCH) + <usize>(r0 / slice) * <usize>load<i32>(pp, AG_SCRATCH_BYTES);
   const qh = scr, acc = scr + (<usize>hd << 2), sc = acc + (<usize>hd << 8);
@@ -39,13 +42,17 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
       // tinyBLAS's 16 lanes over the head dims, on the K rows widened once per call
       const kg = kf + g * p16 * hb;
       for (let j = lo; j <= p0; j++) {
-        const s = dot_f32_lanes16(kg + <usize>j * hb, qh, hd) * scale;
+        let d = dot_f32_lanes16(kg + <usize>j * hb, qh, hd);
+        if (cap > 0) d = tanhf(d * invCap) * cap;
+        const s = d * scale;
         store<f32>(sc + (<usize>j << 2), s);
         if (s > mx) mx = <f32>s;
       }
     } else {
       for (let j = lo; j <= p0; j++) {
-        const s = dot_f16_vec(k + <usize>j * kvs + kvo, qh, hd) * scale;
+        let d = dot_f16_vec(k + <usize>j * kvs + kvo, qh, hd);
+        if (cap > 0) d = tanhf(d * invCap) * cap;
+        const s = d * scale;
         store<f32>(sc + (<usize>j << 2), s);
         if (s > mx) mx = <f32>s;
       }

@@ -1,4 +1,5 @@
 import { silu1, silu4 } from './common/expf';
+import { tanhf } from './common/libm';
 
 // y[r] = x[r] + b (a row of n broadcast over rows), e.g. a projection's bias
 export function add_row(r0: i32, r1: i32, x: usize, xs: usize, bias: usize, y: usize, ys: usize, n: i32): void {
@@ -39,4 +40,9 @@ export function scale(i0: i32, i1: i32, x: usize, y: usize, s: f32): void {
   const sv = f32x4.splat(s);
   for (; i + 4 <= i1; i += 4) { const o = <usize>i << 2; v128.store(y + o, f32x4.mul(v128.load(x + o), sv)); }
   for (; i < i1; i++) { const o = <usize>i << 2; store<f32>(y + o, load<f32>(x + o) * s); }
+}
+// y = tanhf(x * (1/cap)) * cap: ggml_scale, ggml_tanh (glibc's tanhf), ggml_scale, as gemma2's final-logit softcap
+export function softcap(i0: i32, i1: i32, x: usize, y: usize, cap: f32): void {
+  const inv: f32 = <f32>1 / cap;
+  for (let i = i0; i < i1; i++) { const o = <usize>i << 2; store<f32>(y + o, tanhf(load<f32>(x + o) * inv) * cap); }
 }

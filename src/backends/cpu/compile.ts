@@ -224,6 +224,10 @@ export class Compiler {
         const a = p(0), b = p(1);
         return () => rt.siluMul(a, b, y, n);
       }
+      case 'softcap': {
+        const cap = t.params.cap as number, xp = p(0);
+        return () => rt.softcap(xp, y, n, cap);
+      }
       case 'view_cols': {
         const w = t.shape[0]!, srcW = src(0).shape[0]!, off = t.params.offset as number, xp = p(0), rows = n / w;
         return () => { for (let r = 0; r < rows; r++) rt.copy(xp + 4 * (r * srcW + off), y + 4 * r * w, 4 * w); };
@@ -262,7 +266,7 @@ export class Compiler {
         rt.reserveAttentionGgml(hd, cacheSlots - 1, nTok >= 2 ? pp.nHeadKv as number : 0); // the cache's slots bound the positions
         const args: GgmlAttentionArgs = {
           q: p(0), k: p(1), v: p(2), out: y, nTokens: nTok, nHead: pp.nHead as number, nKvHead: pp.nHeadKv as number,
-          headDim: hd, scale: pp.scale as number, positions: p(3), maxPos: 0, window: pp.window as number,
+          headDim: hd, scale: pp.scale as number, positions: p(3), maxPos: 0, window: pp.window as number, softcap: (pp.softcap as number) || 0,
         };
         return () => {
           let maxPos = 0;
@@ -292,10 +296,6 @@ export class Compiler {
         const wv = new Uint8Array(this.rt.memory.buffer, ptrOf(at(w.id)), tensorBytes(w)), xv = in32(1), yv = out();
         const act = new Uint8Array(mulMatScratchBytes(wt, cols, nTok));
         return () => mulMat(wt, wv, cols, rows, xv, nTok, yv, act);
-      }
-      case 'softcap': {
-        const xv = in32(0), yv = out(), cap = t.params.cap as number;
-        return () => ref.softcap(xv, n, cap, yv);
       }
       case 'geglu': {
         const a = in32(0), b = in32(1), yv = out();

@@ -41,10 +41,10 @@ export function wasmMatmul(g: Graph, t: TensorDesc, fastNumerics: boolean): Wasm
   return { wt, rows, cols, nTok, share };
 }
 
-/** attn_ggml computes this attention node (f16 caches, no softcap, equal K/V head sizes, heads of 16k) */
+/** attn_ggml computes this attention node (f16 caches, equal K/V head sizes, heads of 16k; softcap or not) */
 export function wasmAttention(g: Graph, t: TensorDesc): boolean {
   const kc = g.tensors[t.src[1]!]!, p = t.params, hd = p.headDimK as number;
-  return kc.dtype === 'f16' && !((p.softcap as number) > 0) && hd === p.headDimV && hd % 16 === 0;
+  return kc.dtype === 'f16' && hd === p.headDimV && hd % 16 === 0;
 }
 
 /**

@@ -120,6 +120,8 @@ export interface CpuRuntime {
   add(a: number, b: number, y: number, n: number): void;
   mul(a: number, b: number, y: number, n: number): void;
   scale(x: number, y: number, n: number, s: number): void;
+  /** y = tanh(x / cap) * cap in f32 with glibc's tanhf (ggml's softcap: scale, tanh, scale) */
+  softcap(x: number, y: number, n: number, cap: number): void;
   f32ToF16(x: number, y: number, n: number): void;
   /** attention as llama.cpp's CPU backend computes it without flash attention, bit for bit */
   attentionGgml(args: GgmlAttentionArgs): void;
@@ -261,6 +263,7 @@ class Runtime implements CpuRuntime {
   add(a: number, b: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.add, n, 16, n, a, b, y); }
   mul(a: number, b: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.mul, n, 16, n, a, b, y); }
   scale(x: number, y: number, n: number, s: number): void { this.pool.dispatch(KERNEL_INDEX.scale, n, 16, n, x, y, s); }
+  softcap(x: number, y: number, n: number, cap: number): void { this.pool.dispatch(KERNEL_INDEX.softcap, n, 16, n * 24, x, y, cap); }
   f32ToF16(x: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.cvt_f32_f16, n, 16, n * 4, x, y); }
   copy(src: number, dst: number, bytes: number): void { this.heap.u8All().copyWithin(dst, src, src + bytes); }
 

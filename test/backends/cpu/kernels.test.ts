@@ -5,7 +5,7 @@ import { GgmlType, ggmlTypeName } from '../../../src/gguf/ggml-types.js';
 import { createCpuRuntime, activationTypeFor, CpuLayout, type CpuRuntime } from '../../../src/backends/cpu/index.js';
 import { BLOCK, randomWeights, rng } from './ref.js';
 import { dequantizeRow, f32ToF16, quantizeActivations, vecDot, vecDotType } from '../../../src/quant/index.js';
-import { attention as refAttention } from '../../../src/backends/reference/ops.js';
+import { attention as refAttention, softcap as refSoftcap } from '../../../src/backends/reference/ops.js';
 
 function quantizeAct(vt: number, x: Float32Array, n: number): Uint8Array {
   const out = new Uint8Array((n / BLOCK[vt]![0]) * BLOCK[vt]![1]);
@@ -251,6 +251,24 @@ for (const threads of [1, 2]) {
         rt.release(m);
       });
     }
+
+    it('softcap (glibc tanhf in WASM) equals the reference bit for bit over every exponent', () => {
+      const rnd = rng(13), n = 20000;
+      const x = new Float32Array(n);
+      // |x| from 2^-40 to 2^7 (every branch of tanhf/expm1f), both signs, and the special values
+      for (let i = 0; i < n; i++) x[i] = (rnd() < 0.5 ? -1 : 1) * 2 ** (rnd() * 47 - 40) * (1 + rnd());
+      x.set([0, -0, Infinity, -Infinity, NaN, 1e-30, 88.7, -88.7, 9, -9, 0.55, -0.55], 0);
+      const m = rt.mark();
+      const xp = put(rt, x), yp = rt.alloc(n * 4);
+      for (const cap of [1, 30, 0.75]) {
+        rt.softcap(xp, yp, n, cap);
+        const want = new Float32Array(n);
+        refSoftcap(x, n, cap, want);
+        const got = rt.f32(yp, n);
+        for (let i = 0; i < n; i++) if (!Object.is(got[i], want[i])) assert.fail(`softcap cap ${cap}: x ${x[i]} got ${got[i]} want ${want[i]}`);
+      }
+      rt.release(m);
+    });
 
     it('elementwise: silu_mul, add, mul, scale, f32 -> f16', () => {
       const rnd = rng(10), n = 70001;

@@ -25,6 +25,8 @@ export interface GgmlAttentionArgs {
   maxPos: number;
   /** sliding window (0: none) */
   window: number;
+  /** scores become tanh(s / softcap) * softcap before the scale (gemma2); 0 or absent: none */
+  softcap?: number;
 }
 
 /** attn_kv_f32's output: K and V of every kv head widened to f32, positions rounded up to 16 */
@@ -79,6 +81,7 @@ export class Attention {
     f32[b + (abi.AG_SCALE >> 2)] = p.scale; i32[b + (abi.AG_WINDOW >> 2)] = p.window; i32[b + (abi.AG_POSITIONS >> 2)] = p.positions;
     i32[b + (abi.AG_SCRATCH >> 2)] = scr; i32[b + (abi.AG_SCRATCH_BYTES >> 2)] = perThread;
     i32[b + (abi.AG_SLICE >> 2)] = slice; i32[b + (abi.AG_BATCH >> 2)] = nTokens >= 2 ? 1 : 0;
+    f32[b + (abi.AG_SOFTCAP >> 2)] = p.softcap ?? 0;
     if (nTokens >= 2) {
       // widen K (rows) and V (transposed) to f32 once for all query tokens and heads
       const p16 = alignUp(p.maxPos + 1, 16);
