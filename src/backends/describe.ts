@@ -3,7 +3,7 @@
 import type { Device, DeviceMemory } from './backend.js';
 import { GraphBuilder, type Graph, type Op, type TensorDesc } from '../graph/graph.js';
 import { GgmlType, ggmlTypeInfo, ggmlTypeName } from '../gguf/ggml-types.js';
-import { isSupportedType } from '../quant/index.js';
+import { isSupportedType } from '../quant/dequantize.js';
 
 /** Every compute op of the graph op set (the Record makes the compiler flag an op added to Op but not here). */
 const OP_SET: Record<Exclude<Op, 'none'>, true> = {

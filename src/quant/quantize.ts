@@ -19,6 +19,7 @@ import {
 import { DataViewCache, checkBlocks, writeU16, writeU32 } from './bytes.js';
 import { F16_TO_F32, f32ToBf16, f32ToF16 } from './float16.js';
 import { nearestInt, roundf, truncInt as trunc } from './rounding.js';
+import { putF16, quantBF16, quantF16, quantF32, quantQ8_0, quantQ8_1, quantQ8_K, type QuantizeFn } from './activations.js';
 
 const f = Math.fround;
 
@@ -31,12 +32,6 @@ function clamp(v: number, lo: number, hi: number): number {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-/** Store f32 x as f16 at dst[o] and return the f16's value (what dequantization will see). */
-function putF16(dst: Uint8Array, o: number, x: number): number {
-  const h = f32ToF16(x);
-  writeU16(dst, o, h);
-  return F16_TO_F32[h]!;
-}
 
 // ---------------------------------------------------------------- legacy 32-value blocks
 
@@ -134,70 +129,6 @@ function quantQ5_1(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: nu
       qh |= ((q1 >> 4) & 1) << (j + 16);
     }
     writeU32(y, yo + 4, qh);
-  }
-}
-
-function quantQ8_0(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
-  const nb = checkBlocks('Q8_0', n, QK);
-  for (let i = 0; i < nb; i++, xo += QK, yo += Q8_0_BYTES) {
-    let amax = 0;
-    for (let j = 0; j < QK; j++) amax = Math.max(amax, Math.abs(x[xo + j]!));
-    const d = f(amax / 127);
-    const id = d !== 0 ? f(1 / d) : 0;
-    putF16(y, yo, d);
-    for (let j = 0; j < QK; j++) y[yo + 2 + j] = roundf(f(x[xo + j]! * id)) & 0xff;
-  }
-}
-
-
-function quantQ8_1(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
-  const nb = checkBlocks('Q8_1', n, QK);
-  for (let i = 0; i < nb; i++, xo += QK, yo += Q8_1_BYTES) {
-    let amax = 0;
-    for (let j = 0; j < QK; j++) amax = Math.max(amax, Math.abs(x[xo + j]!));
-    const d = f(amax / 127);
-    const id = d !== 0 ? f(1 / d) : 0;
-    putF16(y, yo, d);
-    let sum = 0;
-    for (let j = 0; j < QK; j++) {
-      const q = roundf(f(x[xo + j]! * id));
-      y[yo + 4 + j] = q & 0xff;
-      sum += q;
-    }
-    // s = d * sum(q) lets the Q4_1/Q5_1 dot product fold in the weight's min with one multiply.
-    putF16(y, yo + 2, f(sum * d));
-  }
-}
-
-// ---------------------------------------------------------------- Q8_K (activations of K-quants)
-
-const q8kView = new DataViewCache();
-
-function quantQ8_K(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
-  const nb = checkBlocks('Q8_K', n, QK_K);
-  const dv = q8kView.of(y);
-  for (let i = 0; i < nb; i++, xo += QK_K, yo += Q8_K_BYTES) {
-    let max = 0, amax = 0;
-    for (let j = 0; j < QK_K; j++) {
-      const ax = Math.abs(x[xo + j]!);
-      if (ax > amax) { amax = ax; max = x[xo + j]!; }
-    }
-    if (amax === 0) {
-      // ggml leaves bsums untouched here; we zero the whole block so output is deterministic.
-      y.fill(0, yo, yo + Q8_K_BYTES);
-      continue;
-    }
-    // -127 (not -128) keeps every q in [-127, 127], which the SIMD kernels rely on.
-    const iscale = f(-127 / max);
-    for (let j = 0; j < QK_K; j++) {
-      y[yo + Q8K_QS + j] = Math.min(127, nearestInt(f(iscale * x[xo + j]!))) & 0xff;
-    }
-    for (let j = 0; j < 16; j++) {
-      let sum = 0;
-      for (let l = 0; l < 16; l++) sum += (y[yo + Q8K_QS + 16 * j + l]! << 24) >> 24;
-      writeU16(y, yo + Q8K_BSUMS + 2 * j, sum & 0xffff);
-    }
-    dv.setFloat32(y.byteOffset + yo + Q8K_D, f(1 / iscale), true);
   }
 }
 
@@ -722,23 +653,7 @@ function quantIQ4_XS(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: 
 
 // ---------------------------------------------------------------- float types
 
-const f32View = new DataViewCache();
-
-function quantF32(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
-  const dv = f32View.of(y);
-  const base = y.byteOffset + yo;
-  for (let i = 0; i < n; i++) dv.setFloat32(base + 4 * i, x[xo + i]!, true);
-}
-
-function quantF16(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
-  for (let i = 0; i < n; i++) writeU16(y, yo + 2 * i, f32ToF16(x[xo + i]!));
-}
-
-function quantBF16(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
-  for (let i = 0; i < n; i++) writeU16(y, yo + 2 * i, f32ToBf16(x[xo + i]!));
-}
-
-export type QuantizeFn = (src: Float32Array, so: number, dst: Uint8Array, d0: number, n: number) => void;
+export type { QuantizeFn } from './activations.js';
 
 const table = new Map<number, QuantizeFn>([
   [GgmlType.F32, quantF32],

@@ -20,7 +20,7 @@ import {
 } from './blocks.js';
 import { DataViewCache, checkBlocks, readF16, readU16, readU32, writeU16 } from './bytes.js';
 import { F16_TO_F32, bf16ToF32, f32ToF16 } from './float16.js';
-import { quantizer } from './quantize.js';
+import { activationQuantizer } from './activations.js';
 import { fmaf, nearestInt } from './rounding.js';
 
 const f = Math.fround;
@@ -98,7 +98,7 @@ export function quantizeActivations(vecType: number, src: Float32Array, srcOffse
     quantQ8x86(src, srcOffset, dst, dstOffset, n, vecType === GgmlType.Q8_1);
     return;
   }
-  quantizer(vecType)(src, srcOffset, dst, dstOffset, n);
+  activationQuantizer(vecType)!(src, srcOffset, dst, dstOffset, n);
 }
 
 // ---------------------------------------------------------------- float rows
@@ -402,6 +402,16 @@ function hsumFloat8(v: Float64Array): number {
 }
 
 function dotQ4_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+  dotQ4_KInto(n, w, wo, a, ao, dotOut, 0);
+  return dotOut[0]!;
+}
+const dotOut = new Float32Array(1);
+
+/**
+ * dotQ4_K writing its f32 result to y[yo]: a returned double is boxed (allocated) at every call V8 does not
+ * inline, so a matmul that must allocate nothing per call (the cpu device's exact-numerics fallback) uses this.
+ */
+export function dotQ4_KInto(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number, y: Float32Array, yo: number): void {
   const nb = checkBlocks('Q4_K', n, QK_K);
   laneAcc.fill(0);
   minAcc.fill(0);
@@ -425,7 +435,7 @@ function dotQ4_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
     for (let l = 0; l < 8; l++) laneAcc[l] = fmaf(d, f(laneInt[l]!), laneAcc[l]!);
   }
   const m = f(f(minAcc[0]! + minAcc[2]!) + f(minAcc[1]! + minAcc[3]!));
-  return f(hsumFloat8(laneAcc) + m);
+  y[yo] = hsumFloat8(laneAcc) + m;
 }
 
 function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {

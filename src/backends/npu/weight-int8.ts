@@ -3,7 +3,8 @@
 // dequantized by the project's codecs and requantized per group of 32 as ggml quantizes Q8_0
 // (d = amax / 127, q = roundf(x / d), d stored as f16), and the error is measured.
 import { GgmlType, ggmlTypeInfo, ggmlTypeName } from '../../gguf/ggml-types.js';
-import { dequantizer, f16ToF32, f32ToF16 } from '../../quant/index.js';
+import { dequantizer } from '../../quant/dequantize.js';
+import { f16ToF32, f32ToF16 } from '../../quant/float16.js';
 import { SCALE_GROUP, scaleGroups } from './nibble-planes.js';
 
 export interface Int8Stats {

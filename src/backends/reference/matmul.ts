@@ -6,7 +6,7 @@ import { GgmlType, rowBytes } from '../../gguf/ggml-types.js';
 import { Q4_0_BYTES, Q8_0_BYTES, Q4K_D, Q4K_DMIN, Q4K_QS, Q4K_SCALES, Q4_K_BYTES, Q8K_BSUMS, Q8K_D, Q8K_QS, Q8_K_BYTES, scaleMinK4 } from '../../quant/blocks.js';
 import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
 import { fmaf, nearestInt } from '../../quant/rounding.js';
-import { quantizeActivations, vecDot, vecDotType } from '../../quant/vec-dot.js';
+import { dotQ4_KInto, quantizeActivations, vecDot, vecDotType } from '../../quant/vec-dot.js';
 import { dotF16Order, dotF16Vec, reduceAdd16 } from './f16-dot.js';
 import { llamaRepacks, q4KGemmRows, usesTinyBlas } from '../ggml-routing.js';
 
@@ -42,6 +42,11 @@ export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Fl
     for (let i = 0; i < m; i++) {
       for (let j = 0; j < n; j++) y[i * n + j] = gemQ4_0(k, w, j * wRow, act, i * aRow);
     }
+    return;
+  }
+  if (wType === GgmlType.Q4_K) {
+    // (no boxed double per output: see dotQ4_KInto)
+    for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) dotQ4_KInto(k, w, j * wRow, act, i * aRow, y, i * n + j);
     return;
   }
   for (let i = 0; i < m; i++) {
