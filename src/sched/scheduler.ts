@@ -473,11 +473,11 @@ export class Scheduler {
     // Inputs: staged on the host, written once per evaluation into their slot (straight into a
     // host-visible arena, else through the buffer's set with a view made here).
     const tokens = new Int32Array(g.nTokens), positions = new Int32Array(g.nTokens), outRows = new Int32Array(g.nOutputs);
-    const inputs: { p: Placement; src: Int32Array; bytes: Uint8Array; host: Int32Array | null }[] = [];
+    const inputs: { p: Placement; src: Int32Array; bytes: Uint8Array; host: Int32Array | null; srcView: Int32Array | null }[] = [];
     for (const [id, src] of [[g.inputs.tokens, tokens], [g.inputs.positions, positions], [g.inputs.outputRows, outRows]] as const) {
       const p = global.get(id);
       if (!p) continue; // unused by this graph
-      inputs.push({ p, src, bytes: new Uint8Array(src.buffer, src.byteOffset, Math.min(src.byteLength, p.nBytes)), host: null });
+      inputs.push({ p, src, bytes: new Uint8Array(src.buffer, src.byteOffset, Math.min(src.byteLength, p.nBytes)), host: null, srcView: null });
     }
     const hostI32 = (p: Placement, n: number): Int32Array | null => {
       const v = p.buffer.hostView?.(p.offset, 4 * n);
@@ -501,8 +501,11 @@ export class Scheduler {
         for (let i = 0; i < inputs.length; i++) {
           const x = inputs[i]!;
           // a host view goes stale when a non-shared wasm memory grows (its buffer detaches): fetch it again
-          if (x.host === null || x.host.byteLength === 0) x.host = hostI32(x.p, x.bytes.byteLength >> 2);
-          if (x.host) x.host.set(x.src.subarray(0, x.host.length));
+          if (x.host === null || x.host.byteLength === 0) {
+            x.host = hostI32(x.p, x.bytes.byteLength >> 2);
+            x.srcView = x.host ? x.src.subarray(0, x.host.length) : null; // made once: a view per upload would allocate per token
+          }
+          if (x.host) x.host.set(x.srcView!);
           else x.p.buffer.set(x.p.offset, x.bytes);
         }
       },
