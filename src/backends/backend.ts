@@ -55,7 +55,7 @@ export interface Device {
   /**
    * Optional load-time hook: the loader calls it once a weight's bytes are in `placement` (GGUF type
    * `type`, dims ne0 first). The device may rewrite the bytes in place into its own layout (e.g. the cpu
-   * device's Q4_0x4 repack) and returns the type id the graph should carry for the weight: `type`
+   * device's Q4_0r4 repack) and returns the type id the graph should carry for the weight: `type`
    * when nothing changed. Only this device's kernels need to understand a returned layout id.
    */
   prepareWeight?(placement: Placement, type: number, dims: readonly number[]): number;

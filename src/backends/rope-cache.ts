@@ -1,8 +1,9 @@
 // ggml's rope cache (ggml_rope_cache_init / rope_yarn without YaRN ramp): for one position, cos and sin of
 // each rotated pair's angle. theta follows ggml's f32 recurrence theta *= base^(-2/nDims), divided by the
 // pair's frequency factor (rope_freqs) and times freqScale; cos/sin are glibc's cosf/sinf as ggml calls
-// them (not correctly rounded: the bits matter), times the attention factor mscale. The one copy of
-// this loop: the reference's rope and the cpu runtime's cached tables both call it.
+// them (not correctly rounded: the bits matter), times the attention factor mscale. The reference's rope
+// calls it; the cpu kernels have the same loop in WASM (kernels/rope.ts rope_cache, with glibc's sinf/cosf
+// in kernels/common/libm.ts), checked bit for bit against this one (test/backends/cpu/kernels.test.ts).
 import { cosf, sinf } from './reference/libm.js';
 
 /** -2/nDims power of the base, as ggml computes it in f32 */

@@ -18,6 +18,12 @@ const fast = await createCpuDevice({ threads: 2 });
 const exact = await createCpuDevice({ threads: 2, numerics: 'exact' });
 after(async () => { await fast.close(); await exact.close(); });
 
+// Optimized code is what allocates nothing (unoptimized code boxes every double it computes): compile it on
+// the main thread as soon as functions are hot, so a loaded machine starving V8's background compiler cannot
+// leave the measured steps running unoptimized.
+v8.setFlagsFromString('--no-concurrent-recompilation');
+v8.setFlagsFromString('--no-concurrent-osr');
+
 const newSpaceUsed = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_used_size;
 
 for (const [name, numerics] of [['llama-q8_0', 'fast'], ['qwen3-q4_k_m', 'fast'], ['gemma2-q4_0', 'fast'], ['gemma3-q4_k_m', 'fast'],

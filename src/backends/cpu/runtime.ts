@@ -83,7 +83,7 @@ export interface CpuRuntime {
   readonly maxBytes: number;
   /** reserve the internal scratch (quantized activations, rope table, attention) for the largest shapes up front */
   reserve(maxTokens: number, maxCols: number, maxRopeDims?: number): void;
-  /** computes the rope rows of `args`' configuration for positions up to maxPos now, so rope() never allocates below it */
+  /** sizes the rope rows of `args`' configuration for positions up to maxPos now, so rope() never allocates below it */
   reserveRope(args: RopeArgs, maxPos: number): void;
   /** views on the current memory buffer (valid until the memory grows) */
   f32(ptr: number, length: number): Float32Array;

@@ -6,6 +6,7 @@ import { createCpuRuntime, activationTypeFor, CpuLayout, type CpuRuntime } from 
 import { BLOCK, randomWeights, rng } from './ref.js';
 import { dequantizeRow, f32ToF16, quantizeActivations, vecDot, vecDotType } from '../../../src/quant/index.js';
 import { attention as refAttention, softcap as refSoftcap } from '../../../src/backends/reference/ops.js';
+import { ropeCacheRow, ropeThetaScale } from '../../../src/backends/rope-cache.js';
 
 function quantizeAct(vt: number, x: Float32Array, n: number): Uint8Array {
   const out = new Uint8Array((n / BLOCK[vt]![0]) * BLOCK[vt]![1]);
@@ -252,6 +253,24 @@ for (const threads of [1, 2]) {
       });
     }
 
+    it('rope_cache (glibc sinf/cosf in WASM) equals the reference rope angles bit for bit, positions 0..40,009', () => {
+      const nDims = 64, N = 40010;
+      const m = rt.mark();
+      const out = rt.alloc(N * nDims * 4), ffp = rt.alloc(nDims * 2);
+      const ff = Float32Array.from({ length: nDims / 2 }, (_, j) => 1 + (j % 5) * 0.75);
+      rt.f32(ffp, nDims / 2).set(ff);
+      for (const [base, scale, mscale, withFf] of [[10000, 1, 1, false], [1e6, 0.25, 1.0625, true], [500000, 1 / 8, 1, false]] as const) {
+        const ts = ropeThetaScale(base, nDims), fs = Math.fround(scale), ms = Math.fround(mscale);
+        rt.run('rope_cache', N, 1, 1 << 30, out, nDims, ts, fs, withFf ? ffp : 0, ms);
+        const got = rt.f32(out, N * nDims), want = new Float32Array(nDims);
+        for (let p = 0; p < N; p += p < 2000 ? 1 : 37) {
+          ropeCacheRow(p, nDims, ts, fs, withFf ? ff : null, ms, want, 0);
+          for (let j = 0; j < nDims; j++) if (!Object.is(got[p * nDims + j], want[j])) assert.fail(`base ${base}: position ${p} [${j}] got ${got[p * nDims + j]} want ${want[j]}`);
+        }
+      }
+      rt.release(m);
+    });
+
     it('softcap (glibc tanhf in WASM) equals the reference bit for bit over every exponent', () => {
       const rnd = rng(13), n = 20000;
       const x = new Float32Array(n);
@@ -328,10 +347,12 @@ describe('cpu runtime threads', () => {
       const x = rt.alloc(5 * 256 * 4), w = rt.alloc(8 * 144), out = rt.alloc(8 * 5 * 4);
       const kv = rt.alloc(9 * 2 * 64 * 2), q = rt.alloc(5 * 4 * 64 * 4), o = rt.alloc(5 * 4 * 64 * 4), pos = rt.alloc(5 * 4);
       rt.u8(pos, 20).set(new Uint8Array(Int32Array.from([4, 5, 6, 7, 8]).buffer));
+      const ropeArgs = { x: q, nTokens: 5, nHead: 4, headDim: 64, nDims: 64, positions: [0, 1, 2, 3, 4], freqBase: 1e4, neox: true };
+      rt.reserveRope(ropeArgs, 8);
       const top = rt.mark();
       rt.matmul(GgmlType.Q4_K, w, 8, 256, x, 5, out);
       rt.matmul(GgmlType.Q8_0, w, 4, 64, x, 5, out);
-      rt.rope({ x: q, nTokens: 5, nHead: 4, headDim: 64, nDims: 64, positions: [0, 1, 2, 3, 4], freqBase: 1e4, neox: true });
+      rt.rope(ropeArgs);
       rt.attentionGgml({ q, k: kv, v: kv, out: o, nTokens: 5, nHead: 4, nKvHead: 2, headDim: 64, scale: 0.125, positions: pos, maxPos: 8, window: 0 });
       rt.attentionGgml({ q, k: kv, v: kv, out: o, nTokens: 1, nHead: 4, nKvHead: 2, headDim: 64, scale: 0.125, positions: pos + 16, maxPos: 8, window: 0 });
       assert.equal(rt.mark(), top);

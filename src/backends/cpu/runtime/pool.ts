@@ -108,6 +108,11 @@ export class ThreadPool {
     if (this.closed) throw new CpuRuntimeError('CLOSED', 'cpu runtime is closed');
     this.fns[op]!(r0, r1, ...a);
   }
+  /** runHere with up to 8 arguments and no rest array (allocation-free, for calls while decoding) */
+  runHere8(op: number, r0: number, r1: number, a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0): void {
+    if (this.closed) throw new CpuRuntimeError('CLOSED', 'cpu runtime is closed');
+    this.fns[op]!(r0, r1, a0, a1, a2, a3, a4, a5, a6, a7);
+  }
 
   async close(): Promise<void> {
     if (this.closed) return;

@@ -1,7 +1,9 @@
-// RoPE: the cos/sin rows of each position are computed once (src/backends/rope-cache.ts, glibc's sinf/cosf
-// whose exact bits ggml uses: slow in TS, so cached per configuration and kept), gathered for the batch's
-// positions into a table in the memory, and the kernel rotates every head in place.
-import { ropeCacheRow, ropeThetaScale } from '../../rope-cache.js';
+// RoPE: the cos/sin rows of each position (ggml's rope cache: glibc's sinf/cosf, whose exact bits ggml uses)
+// are computed by the rope_cache kernel into a table in the wasm memory as positions arrive, one table per
+// configuration, its room sized at plan time (reserveRope: the cache's slots); a batch's rows are gathered
+// into a contiguous table and the rope kernel rotates every head in place. No JS float arithmetic per token
+// (a returned double is boxed, i.e. allocated) and no start-up cost.
+import { ropeThetaScale } from '../../rope-cache.js';
 import { CpuRuntimeError } from './errors.js';
 import { ScratchRegion, type WasmHeap } from './memory.js';
 import type { ThreadPool } from './pool.js';
@@ -29,28 +31,48 @@ export interface RopeArgs {
   headStride?: number;
 }
 
-/** cos/sin of every rotated pair for positions 0..n-1 (ggml's rope cache, memoised across calls). */
+/** The rope rows of one configuration in the wasm memory: positions [0, n) computed, room for cap. */
 class RopeRows {
-  private table = new Float32Array(0);
+  private ptr = 0;
+  private cap = 0;
   private n = 0;
   private readonly thetaScale: number;
-  constructor(base: number, private readonly scale: number, private readonly mscale: number, private readonly nDims: number, private readonly ff?: Float32Array) {
+  private readonly ff: number;
+  constructor(private readonly heap: WasmHeap, private readonly pool: ThreadPool, base: number, private readonly scale: number,
+    private readonly mscale: number, readonly nDims: number, ff?: ArrayLike<number>) {
     this.thetaScale = ropeThetaScale(base, nDims);
+    this.ff = 0;
+    if (ff) {
+      this.ff = heap.alloc(nDims * 2, 16);
+      const t = heap.f32All();
+      for (let j = 0; j < nDims / 2; j++) t[(this.ff >> 2) + j] = ff[j]!;
+    }
   }
-  /** the table, holding at least positions 0..pos (grown by doubling: a handful of allocations per context) */
-  ensure(pos: number): Float32Array {
-    if (pos < this.n) return this.table;
-    const n = Math.max(pos + 1, 2 * this.n, 256);
-    const t = new Float32Array(n * this.nDims);
-    t.set(this.table);
-    for (let p = this.n; p < n; p++) ropeCacheRow(p, this.nDims, this.thetaScale, Math.fround(this.scale), this.ff, this.mscale, t, p * this.nDims);
-    this.table = t;
-    this.n = n;
-    return t;
+  /** room for positions 0..maxPos (the computed rows move along) */
+  reserve(maxPos: number): void {
+    if (maxPos < this.cap) return;
+    const bytes = (maxPos + 1) * this.nDims * 4;
+    const p = this.heap.alloc(bytes, 64);
+    if (this.ptr) {
+      this.heap.u8All().copyWithin(p, this.ptr, this.ptr + this.n * this.nDims * 4);
+      this.heap.free(this.ptr);
+    }
+    this.ptr = p;
+    this.cap = maxPos + 1;
+  }
+  /** byte address of position pos's row, computing the rows up to it first (room doubled past the reserve) */
+  row(pos: number): number {
+    if (pos >= this.n) {
+      if (pos >= this.cap) this.reserve(Math.max(pos, 2 * this.cap, 256));
+      this.pool.runHere8(KERNEL_INDEX.rope_cache, this.n, pos + 1, this.ptr, this.nDims, this.thetaScale, this.scale, this.ff, this.mscale);
+      this.n = pos + 1;
+    }
+    return this.ptr + pos * this.nDims * 4;
   }
 }
 
 export class Rope {
+  /** the batch's rows, gathered */
   readonly table: ScratchRegion;
   private readonly caches = new Map<string, RopeRows>();
   // callers bind their RopeArgs once per plan: look those up by identity (no key string per call)
@@ -72,29 +94,25 @@ export class Rope {
     if (ff) for (let j = 0; j < nDims / 2; j++) ffKey += `${ff[j]},`;
     const key = `${r.freqBase}|${r.freqScale ?? 1}|${r.mscale ?? 1}|${nDims}|${ffKey}`;
     let c = this.caches.get(key);
-    if (!c) this.caches.set(key, (c = new RopeRows(r.freqBase, r.freqScale ?? 1, r.mscale ?? 1, nDims, ff ? Float32Array.from({ length: nDims / 2 }, (_, j) => ff[j]!) : undefined)));
+    // freqScale and mscale as the f32 values ggml holds
+    if (!c) this.caches.set(key, (c = new RopeRows(this.heap, this.pool, r.freqBase, Math.fround(r.freqScale ?? 1), Math.fround(r.mscale ?? 1), nDims, ff)));
     this.byArgs.set(r, c);
     return c;
   }
 
-  /** the rows of r's configuration computed for positions up to maxPos now (rope() then allocates nothing) */
+  /** room for r's configuration's rows up to maxPos now (rope() then allocates nothing below it) */
   prepare(r: RopeArgs, maxPos: number): void {
-    this.rows(r, r.nDims).ensure(maxPos);
+    this.rows(r, r.nDims).reserve(maxPos);
   }
 
   rope(r: RopeArgs): void {
     const { nTokens, nHead, headDim, nDims } = r;
     if (nDims % 2 || nDims > headDim) throw new CpuRuntimeError('BAD_SHAPE', `rope over ${nDims} of ${headDim} dims`);
     const tab = this.table.grow(nTokens * nDims * 4);
-    const t = this.heap.f32All();
-    const tb = tab >> 2;
     const rows = this.rows(r, nDims);
     for (let i = 0; i < nTokens; i++) {
-      const pos = r.positions[i]!;
-      const src = rows.ensure(pos);
-      const o = tb + i * nDims;
-      const so = pos * nDims;
-      for (let j = 0; j < nDims; j++) t[o + j] = src[so + j]!;
+      const src = rows.row(r.positions[i]!);
+      this.heap.u8All().copyWithin(tab + i * nDims * 4, src, src + nDims * 4);
     }
     const hs = r.headStride ?? headDim * 4;
     const ts = r.tokenStride ?? nHead * hs;
