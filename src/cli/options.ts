@@ -2,6 +2,7 @@
 // context and device flags, parsed once, documented once.
 import type { ParseArgsConfig } from 'node:util';
 import { getDevice, deviceNames, DEFAULT_DEVICE, type DeviceOptions } from '../backends/registry.js';
+import { runsEverything } from '../backends/describe.js';
 import { NPU_TARGETS } from '../backends/sim-npu/cost-model.js';
 import type { Device } from '../backends/backend.js';
 import type { SamplerParams } from '../runtime/sampler.js';
@@ -131,6 +132,8 @@ export interface PhaseSetup {
 /**
  * Resolves --device and the phase options. An accelerator named by --device (a device that claims whole
  * groups) runs both phases, the default device holding the weights and taking what it does not claim.
+ * A per-op device that does not run every op (src/backends/describe.ts runsEverything) runs ahead of the
+ * default device, which holds the weights and the KV cache and takes the rest.
  */
 export async function phaseSetup(v: Values): Promise<PhaseSetup> {
   const o = deviceOptionsFrom(v);
@@ -141,7 +144,8 @@ export async function phaseSetup(v: Values): Promise<PhaseSetup> {
   if (minBatch < 1) throw usage(`--offload-min-batch must be at least 1, got ${minBatch}`);
   const main = await get((v.device as string | undefined) ?? DEFAULT_DEVICE);
   const isAccel = (d: Device) => !!d.claimGroups || d.kind === 'npu';
-  const host = isAccel(main) ? await get(DEFAULT_DEVICE) : main;
+  // a per-op device that claims only part of the op set (a plug-in) runs ahead of the default device too
+  const host = isAccel(main) || !runsEverything(main) ? await get(DEFAULT_DEVICE) : main;
   const prefillDevice = v['prefill-device'] !== undefined ? await get(v['prefill-device'] as string) : isAccel(main) ? main : undefined;
   const decodeDevice = v['decode-device'] !== undefined ? await get(v['decode-device'] as string) : isAccel(main) ? main : undefined;
   const devices: Device[] = [];

@@ -4,10 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { repoRoot } from '../helpers/fixtures.js';
+import { fixture, repoRoot } from '../helpers/fixtures.js';
 
 const bin = resolve(repoRoot, 'bin/gguf-edge.js');
 const EXAMPLE = resolve(repoRoot, 'examples/device-plugin/host-f32.js');
@@ -108,4 +108,16 @@ test('a broken plug-in is one PLUGIN_INVALID line naming the path and the proble
   const u = cli(['devices', '--device-plugin']);
   assert.equal(u.status, 2);
   assert.match(u.stderr, /--device-plugin needs a PATH/);
+});
+
+test('run --device-plugin PATH --device host-f32: llama.cpp greedy tokens, unclaimed ops on the cpu device', () => {
+  const greedy = JSON.parse(readFileSync(fixture('reference/greedy-llama.cpp.json'), 'utf8'));
+  const c = greedy.cases.find((x: { model: string }) => x.model === 'TinyStories-656K.f16.gguf');
+  const r = cli(['run', fixture('models/TinyStories-656K.f16.gguf'), '--prompt-tokens', c.prompt_ids.join(','), '-n', String(c.default.generated_ids.length),
+    '--temp', '0', '--json', '-t', '1', '--device-plugin', 'examples/device-plugin/host-f32.js', '--device', 'host-f32']);
+  assert.equal(r.status, 0, r.stderr);
+  const o = JSON.parse(r.stdout);
+  assert.deepEqual(o.tokens, c.default.generated_ids);
+  // the plug-in device ran ahead of the cpu device, which holds the weights and takes the rest
+  assert.deepEqual(o.policy.devices, ['host-f32', 'cpu']);
 });
