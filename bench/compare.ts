@@ -12,7 +12,8 @@
 import { cpus, availableParallelism } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
+import { importPeer } from './peers.js';
 import { closeDevices, defaultDeviceName } from '../src/backends/registry.js';
 import { formatBytes, formatTps, markdownTable } from '../src/bench/format.js';
 import { numericsFrom } from '../src/cli/options.js';
@@ -118,7 +119,11 @@ async function main(): Promise<void> {
   const deviceName = values.device ?? defaultDeviceName();
   if (deviceName === 'reference' && (values.engines ?? 'gguf-edge').includes('gguf-edge')) process.stderr.write('bench:compare: note: gguf-edge runs on the `reference` device (the slow plain-TS oracle; `cpu` is not registered yet): use small -p/-n\n');
   let llama: Llama | undefined;
-  const getL = async () => (llama ??= await getLlama({ gpu: false, build: 'never', skipDownload: true, maxThreads: 0, logLevel: LlamaLogLevel.error }));
+  const getL = async () => {
+    if (llama) return llama;
+    const { getLlama, LlamaLogLevel } = await importPeer<typeof import('node-llama-cpp')>('node-llama-cpp');
+    return (llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, maxThreads: 0, logLevel: LlamaLogLevel.error }));
+  };
   const fa = !!values['flash-attention'];
   const which = (values.engines ?? 'gguf-edge,llama.cpp').split(',');
   if (which.length === 0 || which.some((w) => w !== 'gguf-edge' && w !== 'llama.cpp')) throw new Error(`--engines takes gguf-edge and/or llama.cpp, got "${values.engines}"`);

@@ -5,7 +5,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getLlama, LlamaLogLevel, type Token } from 'node-llama-cpp';
+import type { Token } from 'node-llama-cpp';
+import { importPeer } from '../../bench/peers.js';
+import { needPeers } from '../helpers/peers.js';
+
+// llama.cpp comes from the optional peer setup (peers/, `npm run setup:peers`)
+const nodeLlamaCpp = () => importPeer<typeof import('node-llama-cpp')>('node-llama-cpp');
+async function getLlama() {
+  const { getLlama: get, LlamaLogLevel } = await nodeLlamaCpp();
+  return get({ gpu: false, build: 'never', skipDownload: true, logLevel: LlamaLogLevel.error });
+}
 import { getDevice } from '../../src/backends/registry.js';
 import { openGguf } from '../../src/gguf/open.js';
 import { Context } from '../../src/runtime/context.js';
@@ -30,8 +39,9 @@ async function llamaNext(llama: Awaited<ReturnType<typeof getLlama>>, path: stri
   }
 }
 
-test('node-llama-cpp (prebuilt, offline) reproduces llama-f32 greedy and loads a synthetic model', async () => {
-  const llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, logLevel: LlamaLogLevel.error });
+test('node-llama-cpp (prebuilt, offline) reproduces llama-f32 greedy and loads a synthetic model', async (t) => {
+  if (!needPeers(t, 'node-llama-cpp')) return;
+  const llama = await getLlama();
   try {
     assert.equal(llama.gpu, false);
     const ref = JSON.parse(readFileSync(fixture('parity/llama-f32.ref.json'), 'utf8'));

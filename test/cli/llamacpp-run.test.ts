@@ -6,7 +6,16 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { getLlama, LlamaLogLevel, type Token } from 'node-llama-cpp';
+import type { Token } from 'node-llama-cpp';
+import { importPeer } from '../../bench/peers.js';
+import { needPeers } from '../helpers/peers.js';
+
+// llama.cpp comes from the optional peer setup (peers/, `npm run setup:peers`)
+const nodeLlamaCpp = () => importPeer<typeof import('node-llama-cpp')>('node-llama-cpp');
+async function getLlama() {
+  const { getLlama: get, LlamaLogLevel } = await nodeLlamaCpp();
+  return get({ gpu: false, build: 'never', skipDownload: true, logLevel: LlamaLogLevel.error });
+}
 import { openGguf } from '../../src/gguf/open.js';
 import { writeGguf } from '../../src/gguf/writer.js';
 import { toWriteInput } from '../../src/gguf/rewrite.js';
@@ -15,7 +24,7 @@ import { fixture, repoRoot } from '../helpers/fixtures.js';
 const bin = resolve(repoRoot, 'bin/gguf-edge.js');
 
 async function llamaGreedy(path: string, text: string, n: number): Promise<{ ids: number[]; text: string }> {
-  const llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, logLevel: LlamaLogLevel.error });
+  const llama = await getLlama();
   const model = await llama.loadModel({ modelPath: path });
   const ctx = await model.createContext({ contextSize: 256, threads: 1, flashAttention: false });
   try {
@@ -39,7 +48,8 @@ async function llamaGreedy(path: string, text: string, n: number): Promise<{ ids
   }
 }
 
-test('gguf-edge run stories260K -p "Once upon a time" -n 64 --temp 0 prints the same text as llama.cpp', async () => {
+test('gguf-edge run stories260K -p "Once upon a time" -n 64 --temp 0 prints the same text as llama.cpp', async (t) => {
+  if (!needPeers(t, 'node-llama-cpp')) return;
   const model = fixture('models/stories260K.gguf');
   const theirs = await llamaGreedy(model, 'Once upon a time', 64);
   const r = spawnSync(process.execPath, [bin, 'run', model, '-p', 'Once upon a time', '-n', '64', '--temp', '0', '--json'], { encoding: 'utf8' });
@@ -51,7 +61,8 @@ test('gguf-edge run stories260K -p "Once upon a time" -n 64 --temp 0 prints the 
   assert.equal(plain.stdout, `Once upon a time${theirs.text}\n`);
 });
 
-test('a file written by our GGUF writer (v3, re-aligned to 64) loads in llama.cpp and generates the same tokens', async () => {
+test('a file written by our GGUF writer (v3, re-aligned to 64) loads in llama.cpp and generates the same tokens', async (t) => {
+  if (!needPeers(t, 'node-llama-cpp')) return;
   const dir = mkdtempSync(join(tmpdir(), 'gguf-edge-writer-'));
   try {
     const src = openGguf(fixture('parity/qwen3-q4_k_m.gguf'));
