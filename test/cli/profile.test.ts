@@ -50,3 +50,18 @@ test('bad phase options are usage errors', () => {
     assert.doesNotMatch(r.stderr, /at .*\.js:\d+/, r.stderr);
   }
 });
+
+test('bench --device sim-npu -o json: every row carries sim_tps beside tps_mean, every existing field kept; cpu rows have none', () => {
+  const fields = ['test', 'threads', 'tps_mean', 'tps_sd', 'model_bytes', 'model', 'model_type', 'model_params', 'engine', 'device', 'n_prompt', 'n_gen', 'reps', 'avg_ms', 'samples_tps'];
+  for (const dev of ['sim-npu', 'cpu']) {
+    const r = cli('bench', '--synthetic', 'tiny-qwen3:q8_0', '-p', '16', '-n', '2', '-r', '1', '-t', '1', '--device', dev, '-o', 'json');
+    assert.equal(r.status, 0, r.stderr);
+    const rows = JSON.parse(r.stdout) as Record<string, unknown>[];
+    assert.equal(rows.length, 2);
+    for (const row of rows) {
+      for (const f of fields) assert.ok(f in row, `${dev}: ${f} missing`);
+      if (dev === 'sim-npu') assert.ok(typeof row.sim_tps === 'number' && row.sim_tps > 0, JSON.stringify(row));
+      else assert.ok(!('sim_tps' in row));
+    }
+  }
+});

@@ -3,7 +3,7 @@
 // stdout; prompts, notices and errors go to stderr. Ctrl-C stops the current reply, not the program.
 // When the context fills up, the oldest turns are dropped (the system prompt is kept), or, in the middle of a
 // reply, the older half of the non-system tokens is discarded and the rest re-evaluated, with a notice.
-import { SAMPLING_HELP, contextHelp, contextOptions, contextSize, deviceFrom, kvType, num, samplerParams, samplingOptions } from '../options.js';
+import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, contextSize, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions } from '../options.js';
 import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -327,6 +327,8 @@ ${SAMPLING_HELP}
 
 ${contextHelp()}
 
+${PHASE_HELP}
+
 ${REPL_HELP}`;
 
 
@@ -341,6 +343,7 @@ export const command: Command = {
         stop: { type: 'string', multiple: true }, 'ignore-eos': { type: 'boolean' }, 'allow-save': { type: 'boolean' },
         ...samplingOptions,
         ...contextOptions,
+        ...phaseOptions,
       },
     });
     const path = positionals[0];
@@ -358,10 +361,17 @@ export const command: Command = {
     let template = values.template;
     if (template !== undefined && existsSync(template)) template = readFileSync(template, 'utf8');
     const fmt = new ChatFormatter(tok, template);
-    const device = await deviceFrom(values);
-    const model = loadModel(file, { device });
+    const setup = await phaseSetup(values);
+    const model = loadModel(file, { device: setup.host });
     const nCtx = contextSize(values, model.hp.nCtxTrain);
-    const ctx = new Context(model, { nCtx, kvType: kv });
+    let { prefillDevice, decodeDevice } = setup;
+    if (setup.policy === 'auto' && !prefillDevice && !decodeDevice) {
+      const { pickPhaseDevices } = await import('../../sched/policy.js');
+      const p = await pickPhaseDevices(model, setup.devices, setup.host, 512);
+      prefillDevice = p.prefill.device; decodeDevice = p.decode.device;
+      process.stderr.write(`phase policy auto: prefill on ${prefillDevice.name}, decode on ${decodeDevice.name}\n`);
+    }
+    const ctx = await Context.create(model, { nCtx, kvType: kv, devices: setup.devices, prefillDevice, decodeDevice, offloadMinBatch: setup.offloadMinBatch });
     const sampler = createSampler(model.hp.nVocab, samplerParams(values));
     let logits: Float32Array | null = null;
     const engine: ChatEngine = {
