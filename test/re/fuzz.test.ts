@@ -61,11 +61,15 @@ function variant(r: Rng, seeds: Uint8Array[]): Uint8Array {
   }
 }
 
+// The bound is on this process's CPU time, not wall time: on a loaded 2-core machine a parse that
+// costs 50 ms of CPU can wait seconds for a core, which says nothing about the parser.
+const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+
 function fuzz(name: string, seeds: Uint8Array[], r: Rng, run: (b: Uint8Array) => unknown): void {
   let worst = 0, results = 0, errors = 0;
   for (let i = 0; i < N; i++) {
     const input = variant(r, seeds);
-    const t0 = performance.now();
+    const t0 = cpuMs();
     try {
       run(input);
       results++;
@@ -74,11 +78,11 @@ function fuzz(name: string, seeds: Uint8Array[], r: Rng, run: (b: Uint8Array) =>
       assert.ok(e.message.length > 0 && !e.message.includes('\n'));
       errors++;
     }
-    const dt = performance.now() - t0;
+    const dt = cpuMs() - t0;
     if (dt > worst) worst = dt;
-    assert.ok(dt < 1000, `${name} input ${i} took ${dt.toFixed(0)} ms`);
+    assert.ok(dt < 1000, `${name} input ${i} took ${dt.toFixed(0)} ms of CPU`);
   }
-  console.log(`# ${name}: ${results} results, ${errors} errors, worst ${worst.toFixed(1)} ms`);
+  console.log(`# ${name}: ${results} results, ${errors} errors, worst ${worst.toFixed(1)} ms of CPU`);
 }
 
 test('fuzz: protobuf decoder, 10,000 inputs', () => {
@@ -141,21 +145,21 @@ test('fuzz: layout and manifest readers, diff, entropy, locate on garbage', () =
   }
 });
 
-test('large and deeply nested inputs stay within 1 s', () => {
+test('large and deeply nested inputs stay within 1 s of CPU', () => {
   const r = rng(4);
   const big = r.bytes(2_000_000);
-  let t0 = performance.now();
+  let t0 = cpuMs();
   decodeProtobuf(big);
-  assert.ok(performance.now() - t0 < 1000, 'protobuf on 2 MB of random bytes');
+  assert.ok(cpuMs() - t0 < 1000, 'protobuf on 2 MB of random bytes');
   // 2000 nested length-delimited wrappers (beyond the depth limit) around a blob.
   let inner: Uint8Array = r.bytes(1000);
   for (let i = 0; i < 2000; i++) inner = new BinaryWriter().tag(1, WireType.LengthDelimited).bytes(inner).finish();
-  t0 = performance.now();
+  t0 = cpuMs();
   const res = decodeProtobuf(inner);
   JSON.stringify(res);
-  assert.ok(performance.now() - t0 < 1000, 'protobuf on 2000 nested wrappers');
+  assert.ok(cpuMs() - t0 < 1000, 'protobuf on 2000 nested wrappers');
   assert.equal(res.error, undefined);
-  t0 = performance.now();
+  t0 = cpuMs();
   try { walkFlatbuffer(big); } catch (e) { assert.ok(e instanceof ReError); }
-  assert.ok(performance.now() - t0 < 1000, 'flatbuffer on 2 MB of random bytes');
+  assert.ok(cpuMs() - t0 < 1000, 'flatbuffer on 2 MB of random bytes');
 });
