@@ -88,6 +88,8 @@ export function encodeGroupEngine(req: CompileRequest, target: NpuTarget): Encod
     if (!npuSupportsNode(t!, g)) fail(gname, `${t!.name}: op ${t!.op} is outside the engine op set`);
   }
 
+  // the GGUF type of a weight's bytes (the graph may carry a host device's repacked layout id instead)
+  const fileType = (t: TensorDesc): number => req.weightType?.(t.id) ?? (typeof t.dtype === 'number' ? t.dtype : t.dtype === 'f16' ? GgmlType.F16 : GgmlType.F32);
   const tensors: EngineTensor[] = [];
   const slotOf = new Map<string, number>();
   const inputIds: number[] = [], outputIds: number[] = [];
@@ -115,7 +117,7 @@ export function encodeGroupEngine(req: CompileRequest, target: NpuTarget): Encod
         if (packed) {
           const cols = t.shape[0]!, rows = elements(t.shape) / cols;
           if (cols % 32) fail(gname, `${t.name}: rows of ${cols} weights are not a multiple of 32`);
-          tensors.push({ name: t.name, kind: 'weight', dtype: 'q8', shape: [cols, rows], source: typeof t.dtype === 'number' ? ggmlTypeName(t.dtype) : t.dtype.toUpperCase() });
+          tensors.push({ name: t.name, kind: 'weight', dtype: 'q8', shape: [cols, rows], source: ggmlTypeName(fileType(t)) });
           weightLeaves.push({ slot: s, t });
         } else {
           tensors.push({ name: t.name, kind: 'const', dtype: 'f32', shape: [...t.shape] });
@@ -192,7 +194,7 @@ export function encodeGroupEngine(req: CompileRequest, target: NpuTarget): Encod
   let weightBytes = 0;
   for (const { slot, t: leaf } of weightLeaves) {
     const t = tensors[slot]!, [cols, rows] = t.shape as [number, number];
-    const type = typeof leaf.dtype === 'number' ? leaf.dtype : leaf.dtype === 'f16' ? GgmlType.F16 : GgmlType.F32;
+    const type = fileType(leaf);
     const src = req.weightBytes(leaf.id);
     const pc = paddedCols(cols), p0 = t.planes!.offset, s0 = t.scales!.offset, ng = t.scales!.bytes / 2 / rows;
     let stats;
@@ -210,7 +212,7 @@ export function encodeGroupEngine(req: CompileRequest, target: NpuTarget): Encod
   for (const { slot, t: leaf } of constLeaves) {
     const t = tensors[slot]!, n = elements(t.shape);
     const out = new Float32Array(dataView.buffer, dataView.byteOffset + t.data!.offset, n);
-    const type = typeof leaf.dtype === 'number' ? leaf.dtype : leaf.dtype === 'f16' ? GgmlType.F16 : GgmlType.F32;
+    const type = fileType(leaf);
     const src = req.weightBytes(leaf.id);
     try {
       const cols = leaf.shape[0]!, rb = sourceRowBytes(type, cols);

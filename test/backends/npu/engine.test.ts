@@ -90,3 +90,20 @@ test('requantized types (q4_k, f16) run within the int8 error and report it', as
   assert.equal(parsed.header.name, 'blk.0');
   assert.equal(parsed.header.nTokens, 1);
 });
+
+test('the encoder reads weights with CompileRequest.weightType when the graph carries a host layout id', async () => {
+  const { openGguf } = await import('../../../src/gguf/open.js');
+  const { fixture } = await import('../../helpers/fixtures.js');
+  const { modelGraphs, graphGroups } = await import('../../../src/backends/npu/compile-model.js');
+  const { encodeGroupEngine } = await import('../../../src/backends/npu/encoder.js');
+  const mg = modelGraphs(openGguf(fixture('parity/qwen3-q8_0.gguf')), 64);
+  const g = mg.graph(1, 1);
+  const group = graphGroups(g).find((x) => x.name === 'blk.0')!;
+  const plain = encodeGroupEngine({ graph: g, group, nTokens: 1, weightBytes: (id) => mg.weightBytes(g, id) }, 'ax8850');
+  // as a cpu device that repacked its Q8_0 weights would have them in the graph (CpuLayout.Q8_0r4)
+  const fileTypes = new Map(g.tensors.map((t) => [t.id, t.dtype]));
+  const repacked = { ...g, tensors: g.tensors.map((t) => (t.role === 'weight' && t.dtype === 8 ? { ...t, dtype: 0x1004 } : t)) };
+  const viaType = encodeGroupEngine({ graph: repacked, group, nTokens: 1, weightBytes: (id) => mg.weightBytes(g, id), weightType: (id) => fileTypes.get(id) as number }, 'ax8850');
+  assert.deepEqual(viaType.blob, plain.blob);
+  assert.ok(viaType.report.tensors.every((t) => t.sourceType === 'Q8_0' && t.exact));
+});
