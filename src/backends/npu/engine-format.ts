@@ -190,6 +190,7 @@ function validateProgram(p: EngineProgram, dataBytes: number, bad: (m: string) =
   if (!isInt(p.scratchBytes) || p.scratchBytes < 0) bad('program.scratchBytes must be a non-negative integer');
   const range = (r: DataRange | undefined, what: string, want?: number) => {
     if (!r || !isInt(r.offset) || !isInt(r.bytes) || r.offset < 0 || r.bytes < 0 || r.offset + r.bytes > dataBytes) bad(`${what}: data range outside the ${dataBytes}-byte data section`);
+    if (r!.offset % ENGINE_ALIGN) bad(`${what}: data offset ${r!.offset} is not ${ENGINE_ALIGN}-aligned`);
     if (want !== undefined && r!.bytes !== want) bad(`${what}: ${r!.bytes} bytes, its shape needs ${want}`);
   };
   for (const [i, t] of p.tensors.entries()) {
@@ -213,6 +214,7 @@ function validateProgram(p: EngineProgram, dataBytes: number, bad: (m: string) =
       case 'scratch':
         if (t.dtype !== 'f32') bad(`${w} (${t.name}): scratch tensors are f32`);
         if (!isInt(t.scratch) || t.scratch < 0 || t.scratch + tensorBytes(t) > p.scratchBytes) bad(`${w} (${t.name}): scratch offset outside the ${p.scratchBytes}-byte scratch`);
+        if (t.scratch! % ENGINE_ALIGN) bad(`${w} (${t.name}): scratch offset ${t.scratch} is not ${ENGINE_ALIGN}-aligned`);
         break;
       case 'io':
         if (!ioTypes.has(t.dtype)) bad(`${w} (${t.name}): io dtype ${String(t.dtype)}`);

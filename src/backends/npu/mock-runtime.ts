@@ -236,10 +236,13 @@ class MockContext implements NpuContext {
       const j = p.outputs.findIndex((o) => o.tensor === io.tensor);
       if (j >= 0) inout.push([i, j]);
     }
+    // data-dependent indices: cache slots (kv_store, attention) and row ids (get_rows)
     const posChecks: [number, number][] = [];
+    const rowsOf = (t: EngineTensor) => t.shape.slice(1).reduce((a, b) => a * b, 1);
     for (const o of p.ops) {
       if (o.op === 'kv_store') posChecks.push([o.src[2]!, p.tensors[o.src[0]!]!.shape[1]!]);
       if (o.op === 'attention') posChecks.push([o.src[3]!, p.tensors[o.src[1]!]!.shape[1]!]);
+      if (o.op === 'get_rows') posChecks.push([o.src[1]!, rowsOf(p.tensors[o.src[0]!]!)]);
     }
     const h = this.#nextEngine++;
     this.#engines.set(h, {
@@ -314,11 +317,15 @@ class MockContext implements NpuContext {
       const pl = e.placement!(tensor), n = pl.nBytes / 4;
       const pos = new Int32Array(rt.memory.buffer, (pl.buffer as CpuBuf).ptr + pl.offset, n);
       for (let i = 0; i < n; i++) {
-        if (pos[i]! < 0 || pos[i]! >= slots) throw new NpuRuntimeError('BAD_IO', `engine ${info.name}: position ${pos[i]} (token ${i}) is outside the cache's ${slots} slots`);
+        if (pos[i]! < 0 || pos[i]! >= slots) throw new NpuRuntimeError('BAD_IO', `engine ${info.name}: index ${pos[i]} (element ${i} of ${p.tensors[tensor]!.name}) is outside the ${slots} rows/slots it selects from`);
       }
     }
     const ctx: ComputeContext = { graph: e.graph, placement: e.placement! };
-    e.backend.compute(ctx, e.nodes);
+    try {
+      e.backend.compute(ctx, e.nodes);
+    } catch (err) {
+      throw new NpuRuntimeError('ENGINE_FAILED', `engine ${info.name}: ${(err as Error).message}`);
+    }
     this.#counters.engineCalls++;
   }
   executeAsync(engine: EngineHandle, inputs: readonly DevicePtr[], outputs: readonly DevicePtr[], stream: NpuStream): void {

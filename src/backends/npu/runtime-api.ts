@@ -92,7 +92,8 @@ export interface NpuRuntime {
   close?(): Promise<void>;
 }
 
-export type NpuErrorCode = 'OUT_OF_DEVICE_MEMORY' | 'BAD_POINTER' | 'BAD_ENGINE' | 'BAD_IO' | 'NO_DEVICE' | 'CLOSED';
+/** ENGINE_FAILED: an engine stopped mid-run (its outputs are undefined). */
+export type NpuErrorCode = 'OUT_OF_DEVICE_MEMORY' | 'BAD_POINTER' | 'BAD_ENGINE' | 'BAD_IO' | 'NO_DEVICE' | 'CLOSED' | 'ENGINE_FAILED';
 
 export class NpuRuntimeError extends Error {
   constructor(readonly code: NpuErrorCode, message: string) {
