@@ -65,3 +65,17 @@ test('bench --device sim-npu -o json: every row carries sim_tps beside tps_mean,
     }
   }
 });
+
+test('bench takes the sim-npu device options: --npu-target sets the simulated time, --npu-mem is checked', () => {
+  const sim = (...extra: string[]) => {
+    const r = cli('bench', '--synthetic', 'tiny-qwen3:q8_0', '-p', '16', '-n', '0', '-r', '1', '-t', '1', '--device', 'sim-npu', '-o', 'json', ...extra);
+    assert.equal(r.status, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { sim_tps: number }[])[0]!.sim_tps;
+  };
+  const ax = sim('--npu-target', 'ax8850'), htp = sim('--npu-target', 'htp', '--npu-mem', '7040');
+  // the two presets price the same engines differently (per-call vs per-op overheads, bandwidths)
+  assert.ok(ax > 0 && htp > 0 && Math.abs(ax - htp) / ax > 0.05, `ax8850 ${ax}, htp ${htp}`);
+  const bad = cli('bench', '--synthetic', 'tiny-qwen3:q8_0', '-p', '16', '-n', '0', '--device', 'sim-npu', '--npu-target', 'tpu');
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /--npu-target must be one of/);
+});

@@ -35,7 +35,10 @@ Engine:
   -b, --batch N              largest batch evaluated at once (default 512, llama-bench's n_ubatch)
   --kv-type f16|f32          KV cache element type (default f16)
 
-${PHASE_HELP.replace('reported on stderr', 'reported on stderr')}
+${PHASE_HELP}
+  --npu-target ax8850|htp    sim-npu: the NPU whose published figures set simulated time (default ax8850);
+                             rows of runs that used a simulated device carry sim_tps (json) / sim t/s (md)
+  --npu-mem MiB              sim-npu: device memory capacity (default 7040, the AX-M1 card)
 
 Model:
   --synthetic SHAPE:TYPE     benchmark a random-weight model with a real published shape instead of
@@ -104,6 +107,8 @@ export const command: Command = {
         synthetic: { type: 'string' },
         seed: { type: 'string' },
         output: { type: 'string', short: 'o' },
+        'npu-target': { type: 'string' },
+        'npu-mem': { type: 'string' },
         ...phaseOptions,
       },
     });
