@@ -116,7 +116,8 @@ export const PHASE_HELP = `Devices and phases (prefill = a batch of several toke
   --offload-min-batch N      without an explicit device, batches of at least N tokens go to an accelerator
                              that claims whole layers (default 32, as llama.cpp)
   --phase-policy manual|auto manual (default): the options above; auto: each phase on the device the cost
-                             model (accelerators) or a timed run (cpu) predicts fastest, reported on stderr`;
+                             model (accelerators) or a timed run (cpu) predicts fastest among the cpu and the
+                             devices named (e.g. --device sim-npu --phase-policy auto), reported on stderr`;
 
 export interface PhaseSetup {
   /** holds the weights and runs what no accelerator takes */
@@ -146,8 +147,10 @@ export async function phaseSetup(v: Values): Promise<PhaseSetup> {
   const isAccel = (d: Device) => !!d.claimGroups || d.kind === 'npu';
   // a per-op device that claims only part of the op set (a plug-in) runs ahead of the default device too
   const host = isAccel(main) || !runsEverything(main) ? await get(DEFAULT_DEVICE) : main;
-  const prefillDevice = v['prefill-device'] !== undefined ? await get(v['prefill-device'] as string) : isAccel(main) ? main : undefined;
-  const decodeDevice = v['decode-device'] !== undefined ? await get(v['decode-device'] as string) : isAccel(main) ? main : undefined;
+  // manual: an accelerator named by --device runs both phases; auto: it is a candidate the policy weighs per phase
+  const forceMain = isAccel(main) && policy === 'manual';
+  const prefillDevice = v['prefill-device'] !== undefined ? await get(v['prefill-device'] as string) : forceMain ? main : undefined;
+  const decodeDevice = v['decode-device'] !== undefined ? await get(v['decode-device'] as string) : forceMain ? main : undefined;
   const devices: Device[] = [];
   for (const d of [main, prefillDevice, decodeDevice]) if (d && d !== host && !devices.includes(d)) devices.push(d);
   devices.push(host);

@@ -79,3 +79,17 @@ test('bench takes the sim-npu device options: --npu-target sets the simulated ti
   assert.notEqual(bad.status, 0);
   assert.match(bad.stderr, /--npu-target must be one of/);
 });
+
+test('--phase-policy auto weighs a device named by --device against the cpu per phase (not forced onto it)', () => {
+  const model = fixture('parity/qwen3-q8_0.gguf');
+  const manual = cli('run', model, '--prompt-tokens', '1,2,3,4,5,6,7,8', '-n', '4', '--temp', '0', '--json', '-t', '1');
+  assert.equal(manual.status, 0, manual.stderr);
+  const r = cli('run', model, '--prompt-tokens', '1,2,3,4,5,6,7,8', '-n', '4', '--temp', '0', '--json', '-t', '1', '--device', 'sim-npu', '--phase-policy', 'auto');
+  assert.equal(r.status, 0, r.stderr);
+  // both phases list both candidates: the accelerator by its cost model, the cpu measured at load
+  const m = /phase policy auto: prefill on (\S+), decode on (\S+) \(prefill: (.*); decode: (.*)\)/.exec(r.stderr);
+  assert.ok(m, r.stderr);
+  for (const c of [m[3]!, m[4]!]) { assert.match(c, /sim-npu [\d.]+ ms cost model/); assert.match(c, /cpu [\d.]+ ms measured/); }
+  // greedy tokens within the parity rule on this fixture whichever devices were picked: same tokens here
+  assert.deepEqual(JSON.parse(r.stdout).tokens, JSON.parse(manual.stdout).tokens);
+});
