@@ -5,8 +5,8 @@
 // logits, geglu), gemma3 (geglu, sliding window) and --numerics exact.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { probeAllocation } from '../helpers/alloc-probe.js';
 import v8 from 'node:v8';
-import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { createCpuDevice } from '../../src/backends/cpu/device.js';
 import { openGguf } from '../../src/gguf/open.js';
 import { loadModel } from '../../src/runtime/model.js';
@@ -24,7 +24,6 @@ after(async () => { await fast.close(); await exact.close(); });
 v8.setFlagsFromString('--no-concurrent-recompilation');
 v8.setFlagsFromString('--no-concurrent-osr');
 
-const newSpaceUsed = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_used_size;
 
 for (const [name, numerics] of [['llama-q8_0', 'fast'], ['qwen3-q4_k_m', 'fast'], ['gemma2-q4_0', 'fast'], ['gemma3-q4_k_m', 'fast'],
   ['qwen3-q4_k_m', 'exact'], ['gemma2-q4_k', 'exact'], ['gemma3-q4_0', 'exact']] as const) {
@@ -40,24 +39,7 @@ for (const [name, numerics] of [['llama-q8_0', 'fast'], ['qwen3-q4_k_m', 'fast']
       // one token: the context's synchronous path (it returns a promise already resolved)
       const step = () => { void ctx.decode(tok); tok[0] = argmax(logits); };
       logits = await ctx.decode(tok);
-      // warm-up until the JIT has settled: windows of 200 tokens until one leaves the new space as it found it
-      for (let w = 0; w < 15; w++) {
-        const b = newSpaceUsed();
-        for (let i = 0; i < 200; i++) step();
-        const d = newSpaceUsed() - b;
-        if (d >= 0 && d < 4096) break;
-      }
-      const minor: number[] = [];
-      const obs = new PerformanceObserver((list) => {
-        for (const e of list.getEntries()) if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) minor.push(e.startTime);
-      });
-      obs.observe({ entryTypes: ['gc'] });
-      const before = newSpaceUsed(), t0 = performance.now();
-      for (let i = 0; i < 1000; i++) step();
-      const t1 = performance.now(), grown = newSpaceUsed() - before;
-      await new Promise((r) => setTimeout(r, 200)); // GC entries are delivered after a timer tick
-      obs.disconnect();
-      const scavenges = minor.filter((t) => t >= t0 && t <= t1).length;
+      const { grown, scavenges } = await probeAllocation(step, 15);
       console.log(`# ${name} ${numerics}: new space +${grown} bytes over 1,000 tokens, ${scavenges} scavenges`);
       assert.equal(scavenges, 0, `${scavenges} young-generation collections during 1,000 decoded tokens`);
       assert.ok(grown < 10240, `the new space grew by ${grown} bytes over 1,000 decoded tokens`);

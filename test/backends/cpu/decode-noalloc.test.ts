@@ -7,8 +7,8 @@
 // a decode step is proven in test/runtime/decode-noalloc.test.ts.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { probeAllocation } from '../../helpers/alloc-probe.js';
 import v8 from 'node:v8';
-import { PerformanceObserver, constants } from 'node:perf_hooks';
 import type { Backend, ComputeContext, Device } from '../../../src/backends/backend.js';
 import { createCpuDevice } from '../../../src/backends/cpu/device.js';
 import { openGguf } from '../../../src/gguf/open.js';
@@ -41,7 +41,6 @@ function recordCalls(device: Device): { calls: [Compute, ComputeContext, readonl
 v8.setFlagsFromString('--no-concurrent-recompilation');
 v8.setFlagsFromString('--no-concurrent-osr');
 
-const newSpaceUsed = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_used_size;
 
 for (const [name, numerics] of [['qwen3-q4_k_m', 'fast'], ['llama-q8_0', 'fast'], ['gemma2-q4_0', 'fast'], ['gemma3-q4_k_m', 'fast'],
   ['qwen3-q4_k_m', 'exact'], ['gemma2-q4_k', 'exact'], ['gemma3-q4_0', 'exact']] as const) {
@@ -59,27 +58,7 @@ for (const [name, numerics] of [['qwen3-q4_k_m', 'fast'], ['llama-q8_0', 'fast']
       const step = rec.calls.slice();
       assert.ok(step.length > 0, 'the decode step reached the cpu device');
       const run = () => { for (let i = 0; i < step.length; i++) void step[i]![0](step[i]![1], step[i]![2]); };
-      // warm-up until the JIT has settled (tiering up and on-stack replacement allocate while they
-      // happen): windows of 200 steps until one leaves the new space as it found it (at most 4,000 steps)
-      for (let w = 0; w < 20; w++) {
-        const b = newSpaceUsed();
-        for (let i = 0; i < 200; i++) run();
-        const d = newSpaceUsed() - b;
-        if (d >= 0 && d < 4096) break;
-      }
-
-      // young-generation collections that start within the measured steps (entries arrive later)
-      const minor: number[] = [];
-      const obs = new PerformanceObserver((list) => {
-        for (const e of list.getEntries()) if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) minor.push(e.startTime);
-      });
-      obs.observe({ entryTypes: ['gc'] });
-      const before = newSpaceUsed(), t0 = performance.now();
-      for (let i = 0; i < 1000; i++) run();
-      const t1 = performance.now(), grown = newSpaceUsed() - before;
-      await new Promise((r) => setTimeout(r, 200)); // GC entries are delivered asynchronously, after a timer tick
-      obs.disconnect();
-      const scavenges = minor.filter((t) => t >= t0 && t <= t1).length;
+      const { grown, scavenges } = await probeAllocation(run, 20);
       console.log(`# ${name} ${numerics}: ${step.length} splits, new space +${grown} bytes over 1,000 steps, ${scavenges} scavenges`);
       assert.equal(scavenges, 0, `${scavenges} young-generation collections during 1,000 decode steps`);
       assert.ok(grown < 10240, `the new space grew by ${grown} bytes over 1,000 decode steps`);
