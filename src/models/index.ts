@@ -6,8 +6,9 @@ import { qwen3 } from './qwen3.js';
 import { phi3 } from './phi3.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
+import { smollm3 } from './smollm3.js';
 
-const specs: ArchSpec[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3];
+const specs: ArchSpec[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3, smollm3];
 
 export function archSpec(arch: string): ArchSpec | undefined {
   return specs.find((s) => s.names.includes(arch));

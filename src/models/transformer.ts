@@ -22,6 +22,8 @@ export interface ArchSpec {
   /** scale applied to Q·K inside softmax */
   kqScale(hp: HParams): number;
   ffnAct: 'swiglu' | 'geglu';
+  /** false for layers that apply no RoPE to Q and K (smollm3's NoPE layers); default: every layer */
+  ropeLayer?(hp: HParams, il: number): boolean;
 }
 
 export interface BuildOptions {
@@ -81,8 +83,10 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
     const kn = opt(`${p}.attn_k_norm.weight`);
     if (kn) k = norm(k, kn, hp.headDimK);
     const rp = { headDim: hp.headDimK, nDims: hp.ropeDims, neox: hp.ropeNeox, freqBase: swa ? hp.ropeFreqBaseSwa : hp.ropeFreqBase, freqScale: swa ? hp.ropeFreqScaleSwa : hp.ropeFreqScale };
-    q = b.rope(q, pos, rp, ropeFactors);
-    k = b.rope(k, pos, rp, ropeFactors);
+    if (spec.ropeLayer?.(hp, il) ?? true) {
+      q = b.rope(q, pos, rp, ropeFactors);
+      k = b.rope(k, pos, rp, ropeFactors);
+    }
     const qs = spec.qScale(hp);
     if (qs !== 1) q = b.scale(q, qs);
     const kc = b.leaf(`cache_k_l${il}`, 'state', o.kvType, [kw, o.nCtx]);
