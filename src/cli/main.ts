@@ -26,6 +26,7 @@ const commands = new Map<string, Loader>([
   ['npu', async () => (await import('./commands/npu.js')).command],
   ['chat', async () => (await import('./commands/chat.js')).command],
   ['bench', async () => (await import('./commands/bench.js')).command],
+  ['split', async () => (await import('./commands/split.js')).command],
 ]);
 
 export function registerCommand(name: string, loader: Loader): void {

@@ -27,7 +27,12 @@ export type GgufErrorCode =
   | 'BAD_TENSOR_SHAPE' // a tensor's shape differs from what the hyperparameters imply
   | 'BAD_TENSOR_TYPE' // a tensor's element type cannot be used where the architecture uses it
   | 'UNEXPECTED_TENSOR' // a tensor the architecture does not use (llama.cpp refuses these too)
-  | 'UNSUPPORTED_ARCH';
+  | 'UNSUPPORTED_ARCH'
+  // split models (src/gguf/split.ts, llama.cpp's gguf-split)
+  | 'SPLIT_NOT_FIRST' // the file named is not the first shard
+  | 'SPLIT_MISSING_SHARD' // a shard file the first one implies is absent
+  | 'SPLIT_MISMATCH' // a shard's split.no / split.count / split.tensors.count disagrees
+  | 'SPLIT_BAD_NAME'; // a split model whose file name is not PREFIX-00001-of-0000N.gguf
 
 /** What was wrong, for callers that report it structurally (the key or tensor, expected vs found). */
 export interface GgufErrorDetail {

@@ -51,6 +51,8 @@ export interface GgufTensorInfo {
   fileOffset: number;
   nElements: number;
   nBytes: number;
+  /** the shard holding it, in a split model merged by mergeShards (src/gguf/split.ts) */
+  shard?: number;
 }
 
 export interface GgufFile {
@@ -65,6 +67,8 @@ export interface GgufFile {
   tensors: GgufTensorInfo[];
   tensorsByName: Map<string, GgufTensorInfo>;
   source: ByteSource;
+  /** a split model's shards (mergeShards); `size` is then their total and `source` reads them end to end */
+  shards?: { name: string; size: number; base: number; dataOffset: number; nTensors: number }[];
 }
 
 const WINDOW = 1 << 20;

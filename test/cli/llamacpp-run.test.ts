@@ -6,47 +6,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Token } from 'node-llama-cpp';
-import { importPeer } from '../../bench/peers.js';
+import { llamaGreedy } from '../helpers/llamacpp.js';
 import { needPeers } from '../helpers/peers.js';
-
-// llama.cpp comes from the optional peer setup (peers/, `npm run setup:peers`)
-const nodeLlamaCpp = () => importPeer<typeof import('node-llama-cpp')>('node-llama-cpp');
-async function getLlama() {
-  const { getLlama: get, LlamaLogLevel } = await nodeLlamaCpp();
-  return get({ gpu: false, build: 'never', skipDownload: true, logLevel: LlamaLogLevel.error });
-}
 import { openGguf } from '../../src/gguf/open.js';
 import { writeGguf } from '../../src/gguf/writer.js';
 import { toWriteInput } from '../../src/gguf/rewrite.js';
 import { fixture, repoRoot } from '../helpers/fixtures.js';
 
 const bin = resolve(repoRoot, 'bin/gguf-edge.js');
-
-async function llamaGreedy(path: string, text: string, n: number): Promise<{ ids: number[]; text: string }> {
-  const llama = await getLlama();
-  const model = await llama.loadModel({ modelPath: path });
-  const ctx = await model.createContext({ contextSize: 256, threads: 1, flashAttention: false });
-  try {
-    const seq = ctx.getSequence();
-    // BOS as llama.cpp adds it for these models (add_bos), then the text with specials parsed
-    const prompt = [model.tokens.bos!, ...model.tokenize(text, true)];
-    const ids: number[] = [];
-    let res = await seq.controlledEvaluate([...prompt.slice(0, -1), [prompt[prompt.length - 1]!, { generateNext: { token: true, options: { temperature: 0 } } }]]);
-    for (let i = 0; i < n; i++) {
-      const t = res[res.length - 1]!.next!.token! as Token;
-      if (model.isEogToken(t)) break;
-      ids.push(t as unknown as number);
-      if (i === n - 1) break;
-      res = await seq.controlledEvaluate([[t, { generateNext: { token: true, options: { temperature: 0 } } }]]);
-    }
-    return { ids, text: model.detokenize(ids as unknown as Token[]) };
-  } finally {
-    await ctx.dispose();
-    await model.dispose();
-    await llama.dispose();
-  }
-}
 
 test('gguf-edge run stories260K -p "Once upon a time" -n 64 --temp 0 prints the same text as llama.cpp', async (t) => {
   if (!needPeers(t, 'node-llama-cpp')) return;
