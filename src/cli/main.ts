@@ -27,6 +27,7 @@ const commands = new Map<string, Loader>([
   ['chat', async () => (await import('./commands/chat.js')).command],
   ['bench', async () => (await import('./commands/bench.js')).command],
   ['split', async () => (await import('./commands/split.js')).command],
+  ['serve', async () => (await import('./commands/serve.js')).command],
 ]);
 
 export function registerCommand(name: string, loader: Loader): void {
