@@ -1,0 +1,101 @@
+// What loadModel accepts, turned into a ByteSource the GGUF reader parses: a file path (Node: read in
+// place through a file descriptor, nothing loaded up front), a URL (file: in Node; http(s): and
+// anything else through fetch, into memory), bytes (ArrayBuffer, a typed array) or a Blob/File.
+// Node's file I/O is imported dynamically, so the browser path never pulls node:fs.
+import { memorySource, type ByteSource } from '../gguf/source.js';
+import { UsageError } from './errors.js';
+
+export type ModelSource = string | URL | ArrayBuffer | ArrayBufferView | Blob;
+
+export interface SourceProgress {
+  /** 'fetch' while bytes arrive (URL, Blob), 'weights' while the weights go to the device */
+  phase: 'fetch' | 'weights';
+  loaded: number;
+  /** undefined when a server sends no Content-Length */
+  total: number | undefined;
+}
+
+export interface OpenSourceOptions {
+  onProgress?: (p: SourceProgress) => void;
+  signal?: AbortSignal;
+}
+
+const isNode = (): boolean => !!(globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
+// a scheme of two letters or more (a Windows drive letter "C:\" is a path)
+const URL_LIKE = /^[a-zA-Z][a-zA-Z0-9+.-]+:/;
+
+export async function openSource(src: ModelSource, o: OpenSourceOptions = {}): Promise<ByteSource> {
+  if (typeof src === 'string') {
+    if (URL_LIKE.test(src)) return openUrl(new URL(src), o);
+    if (isNode()) return (await import('../gguf/file-source.js')).fileSource(src);
+    // outside Node a string is a URL relative to the page
+    return openUrl(new URL(src, (globalThis as { location?: { href: string } }).location?.href), o);
+  }
+  if (src instanceof URL) return openUrl(src, o);
+  if (src instanceof ArrayBuffer) return memorySource(new Uint8Array(src));
+  if (ArrayBuffer.isView(src)) return memorySource(new Uint8Array(src.buffer, src.byteOffset, src.byteLength));
+  if (typeof Blob !== 'undefined' && src instanceof Blob) {
+    const name = (src as Blob & { name?: string }).name ?? '<blob>';
+    o.onProgress?.({ phase: 'fetch', loaded: 0, total: src.size });
+    const bytes = new Uint8Array(await src.arrayBuffer());
+    o.onProgress?.({ phase: 'fetch', loaded: bytes.length, total: src.size });
+    return memorySource(bytes, name);
+  }
+  throw new UsageError('UNSUPPORTED_INPUT', `loadModel needs a path, a URL, an ArrayBuffer, a Uint8Array or a Blob, got ${describe(src)}`, 'source');
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (typeof v !== 'object') return typeof v;
+  return (v as object).constructor?.name ?? 'an object';
+}
+
+async function openUrl(url: URL, o: OpenSourceOptions): Promise<ByteSource> {
+  if (url.protocol === 'file:' && isNode()) {
+    const { fileURLToPath } = await import('node:url');
+    return (await import('../gguf/file-source.js')).fileSource(fileURLToPath(url));
+  }
+  const name = url.href;
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: o.signal });
+  } catch (e) {
+    if (o.signal?.aborted) throw e;
+    throw new UsageError('FETCH_FAILED', `${name}: fetch failed: ${(e as Error).message}`, 'source');
+  }
+  if (!res.ok) throw new UsageError('FETCH_FAILED', `${name}: HTTP ${res.status} ${res.statusText}`.trimEnd(), 'source');
+  const header = res.headers.get('content-length');
+  const total = header !== null && /^\d+$/.test(header) ? Number(header) : undefined;
+  o.onProgress?.({ phase: 'fetch', loaded: 0, total });
+  if (!res.body) {
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    o.onProgress?.({ phase: 'fetch', loaded: bytes.length, total });
+    return memorySource(bytes, name);
+  }
+  // stream the body: one buffer of the announced size, or chunks joined at the end
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let whole = total !== undefined ? new Uint8Array(total) : undefined;
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (whole) {
+      if (loaded + value.length > whole.length) {
+        await reader.cancel();
+        throw new UsageError('FETCH_FAILED', `${name}: the body is longer than its Content-Length (${total} bytes)`, 'source');
+      }
+      whole.set(value, loaded);
+    } else chunks.push(value);
+    loaded += value.length;
+    o.onProgress?.({ phase: 'fetch', loaded, total });
+  }
+  if (whole) {
+    if (loaded !== whole.length) throw new UsageError('FETCH_FAILED', `${name}: the body ended after ${loaded} of ${total} bytes`, 'source');
+  } else {
+    whole = new Uint8Array(loaded);
+    let at = 0;
+    for (const c of chunks) { whole.set(c, at); at += c.length; }
+  }
+  return memorySource(whole, name);
+}
