@@ -28,6 +28,8 @@ const commands = new Map<string, Loader>([
   ['bench', async () => (await import('./commands/bench.js')).command],
   ['split', async () => (await import('./commands/split.js')).command],
   ['serve', async () => (await import('./commands/serve.js')).command],
+  ['pull', async () => (await import('./commands/pull.js')).command],
+  ['verify', async () => (await import('./commands/verify.js')).command],
 ]);
 
 export function registerCommand(name: string, loader: Loader): void {
