@@ -25,8 +25,12 @@ async function hashFile(path: string, h: Hash): Promise<void> {
   for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
 }
 
-/** Downloads `meta.location` to `dest` (through dest.part); returns the sha256 of what was written. */
-export async function downloadTo(dest: string, meta: FileMeta, o: DownloadOptions): Promise<string> {
+/**
+ * Downloads `url` (the resolve URL: each attempt follows its redirect afresh, as llama.cpp does, so a CDN
+ * link that expired during a long download is no obstacle) to `dest` through dest.part; `meta` is what the
+ * HEAD said (ETag, sha256, size). Returns the sha256 of what was written.
+ */
+export async function downloadTo(dest: string, url: string, meta: FileMeta, o: DownloadOptions): Promise<string> {
   const part = `${dest}.part`;
   const partTag = `${part}.etag`;
   const started = existsSync(partTag) ? readFileSync(partTag, 'utf8').trim() : undefined;
@@ -55,16 +59,16 @@ export async function downloadTo(dest: string, meta: FileMeta, o: DownloadOption
     let timer = setTimeout(() => idle.abort(), o.idleTimeoutMs ?? 60_000);
     let res: Response;
     try {
-      res = await fetch(meta.location, { headers: requestHeaders(o, extra), redirect: 'follow', signal: idle.signal });
+      res = await fetch(url, { headers: requestHeaders(o, extra), redirect: 'follow', signal: idle.signal });
     } catch (e) {
       clearTimeout(timer);
-      lastError = new HubError('NETWORK', `cannot reach ${meta.location}: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`);
+      lastError = new HubError('NETWORK', `cannot reach ${url}: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`);
       continue;
     }
     let fd: number;
     if (res.status === 206 && have > 0) {
       const start = /^bytes (\d+)-/.exec(res.headers.get('content-range') ?? '')?.[1];
-      if (Number(start) !== have) { clearTimeout(timer); await res.body?.cancel(); throw new HubError('RANGE_IGNORED', `${meta.location}: asked for bytes from ${have}, got Content-Range "${res.headers.get('content-range')}"`); }
+      if (Number(start) !== have) { clearTimeout(timer); await res.body?.cancel(); throw new HubError('RANGE_IGNORED', `${url}: asked for bytes from ${have}, got Content-Range "${res.headers.get('content-range')}"`); }
       fd = openSync(part, 'a');
     } else if (res.status === 200) {
       // the whole file (a fresh start, or If-Range said the file changed): start over
@@ -75,11 +79,11 @@ export async function downloadTo(dest: string, meta: FileMeta, o: DownloadOption
     } else {
       clearTimeout(timer);
       await res.body?.cancel();
-      if (res.status === 416 && have > 0) { rmSync(part); writeFileSync(part, ''); have = 0; hash = createHash('sha256'); lastError = new HubError('RANGE_IGNORED', `${meta.location}: HTTP 416 for bytes from ${have}`); continue; }
-      throw statusError(res, meta.location, 'file');
+      if (res.status === 416 && have > 0) { lastError = new HubError('RANGE_IGNORED', `${url}: HTTP 416 for bytes from ${have}`); rmSync(part); writeFileSync(part, ''); have = 0; hash = createHash('sha256'); continue; }
+      throw statusError(res, url, 'file');
     }
     try {
-      if (!res.body) throw new HubError('HTTP_ERROR', `${meta.location}: empty response`);
+      if (!res.body) throw new HubError('HTTP_ERROR', `${url}: empty response`);
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         clearTimeout(timer);
         timer = setTimeout(() => idle.abort(), o.idleTimeoutMs ?? 60_000);
@@ -87,24 +91,24 @@ export async function downloadTo(dest: string, meta: FileMeta, o: DownloadOption
         hash.update(chunk);
         have += chunk.length;
         o.onProgress?.(have, meta.size);
-        if (meta.size !== undefined && have > meta.size) throw new HubError('SIZE_MISMATCH', `${meta.location}: more than the ${meta.size} bytes the hub announced`);
+        if (meta.size !== undefined && have > meta.size) throw new HubError('SIZE_MISMATCH', `${url}: more than the ${meta.size} bytes the hub announced`);
       }
       complete = meta.size === undefined || have === meta.size;
-      if (!complete) lastError = new HubError('SIZE_MISMATCH', `${meta.location}: the connection ended after ${have} of ${meta.size} bytes`);
+      if (!complete) lastError = new HubError('SIZE_MISMATCH', `${url}: the connection ended after ${have} of ${meta.size} bytes`);
     } catch (e) {
       if (e instanceof HubError && e.code === 'SIZE_MISMATCH' && meta.size !== undefined && have > meta.size) { closeSync(fd); clearTimeout(timer); rmSync(part, { force: true }); rmSync(partTag, { force: true }); throw e; }
-      lastError = e instanceof HubError ? e : new HubError('NETWORK', `${meta.location}: the connection broke after ${have} bytes (${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message})`);
+      lastError = e instanceof HubError ? e : new HubError('NETWORK', `${url}: the connection broke after ${have} bytes (${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message})`);
     } finally {
       clearTimeout(timer);
       try { closeSync(fd); } catch { /* closed */ }
     }
   }
-  if (!complete) throw lastError instanceof HubError ? lastError : new HubError('NETWORK', `${meta.location}: download failed`);
+  if (!complete) throw lastError instanceof HubError ? lastError : new HubError('NETWORK', `${url}: download failed`);
   const sha = hash.digest('hex');
   if (meta.sha256 && sha !== meta.sha256) {
     rmSync(part, { force: true });
     rmSync(partTag, { force: true });
-    throw new HubError('SHA256_MISMATCH', `${meta.location}: the sha256 of the ${have} bytes received is ${sha}, the hub says ${meta.sha256}; nothing was kept`);
+    throw new HubError('SHA256_MISMATCH', `${url}: the sha256 of the ${have} bytes received is ${sha}, the hub says ${meta.sha256}; nothing was kept`);
   }
   renameSync(part, dest);
   rmSync(partTag, { force: true });

@@ -180,7 +180,7 @@ export async function pull(refText: string | HfRef, opts: PullOptions = {}): Pro
     sizes[i] = meta.size ?? 0;
     report();
     o.onInfo?.(`downloading ${ref.repo}/${file}${meta.size !== undefined ? ` (${meta.size} bytes)` : ''}`);
-    await downloadTo(path, meta, { ...o, onProgress: (d) => { done[i] = d; report(); } });
+    await downloadTo(path, url, meta, { ...o, onProgress: (d) => { done[i] = d; report(); } });
     return { file, path, url, sha256: meta.sha256, cached: false };
   };
   // a few at a time: the shards of a big model are many

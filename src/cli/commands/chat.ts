@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { readFileSync, existsSync } from 'node:fs';
 import type { Command } from '../main.js';
+import { MODEL_HELP, expandModelArgs, modelOptions, resolveModel } from '../hf.js';
 import type { Tokenizer } from '../../tokenizer/index.js';
 import { ChatFormatter, type ChatMessage } from '../../tokenizer/chat-template.js';
 
@@ -309,6 +310,7 @@ export async function runRepl(session: ChatSession, io: ReplIo): Promise<number>
 // ---- the command ----
 
 const help = () => `Usage: gguf-edge chat MODEL [options]
+       gguf-edge chat -hf OWNER/REPO[:QUANT|FILE] [options]
 
 Interactive chat with MODEL using its chat template (tokenizer.chat_template), or a llama.cpp built-in format
 when the file has none (ChatML by default). Replies stream to stdout; prompts and notices go to stderr.
@@ -329,6 +331,8 @@ ${contextHelp()}
 
 ${PHASE_HELP}
 
+${MODEL_HELP}
+
 ${REPL_HELP}`;
 
 
@@ -337,17 +341,17 @@ export const command: Command = {
   get help() { return help(); },
   async run(args) {
     const { values, positionals } = parseArgs({
-      args, allowPositionals: true,
+      args: expandModelArgs(args), allowPositionals: true,
       options: {
         system: { type: 'string' }, template: { type: 'string' }, 'n-predict': { type: 'string', short: 'n' },
         stop: { type: 'string', multiple: true }, 'ignore-eos': { type: 'boolean' }, 'allow-save': { type: 'boolean' },
         ...samplingOptions,
         ...contextOptions,
         ...phaseOptions,
+        ...modelOptions,
       },
     });
-    const path = positionals[0];
-    if (!path) throw Object.assign(new Error('missing MODEL argument (see --help)'), { code: 'USAGE' });
+    const path = await resolveModel(values, positionals[0]);
     const kv = kvType(values);
 
     const { openGguf } = await import('../../gguf/open.js');

@@ -1,6 +1,7 @@
 // `gguf-edge run MODEL`: load a model, evaluate a prompt, generate tokens.
 import { parseArgs } from 'node:util';
 import type { Command } from '../main.js';
+import { MODEL_HELP, expandModelArgs, modelOptions, resolveModel } from '../hf.js';
 import { openGguf } from '../../gguf/open.js';
 import { loadModel } from '../../runtime/model.js';
 import { Context } from '../../runtime/context.js';
@@ -14,10 +15,13 @@ import { pickPhaseDevices } from '../../sched/policy.js';
 import { progress } from '../progress.js';
 
 const help = () => `Usage: gguf-edge run MODEL [options]
+       gguf-edge run -hf OWNER/REPO[:QUANT|FILE] [options]
 
 Loads a GGUF model, evaluates the prompt as one batch and generates tokens.
 Prints the prompt and the generated text on stdout (or one JSON object with --json);
 a one-line speed summary goes to stderr.
+
+${MODEL_HELP}
 
 Prompt:
   -p, --prompt TEXT          prompt text (tokenized with the model's tokenizer, BOS per metadata)
@@ -50,7 +54,7 @@ export const command: Command = {
   get help() { return help(); },
   async run(args) {
     const { values, positionals } = parseArgs({
-      args,
+      args: expandModelArgs(args),
       allowPositionals: true,
       options: {
         prompt: { type: 'string', short: 'p' },
@@ -65,12 +69,12 @@ export const command: Command = {
         probs: { type: 'string' },
         json: { type: 'boolean' },
         ...phaseOptions,
+        ...modelOptions,
         profile: { type: 'boolean' },
         trace: { type: 'string' },
       },
     });
-    const path = positionals[0];
-    if (!path) throw Object.assign(new Error('missing MODEL argument (see --help)'), { code: 'USAGE' });
+    const path = await resolveModel(values, positionals[0]);
     const kv = kvType(values);
     const setup = await phaseSetup(values);
     const device = setup.host;
