@@ -58,7 +58,12 @@ export function startHttp(state: ServerState, o: HttpOptions): Promise<Server> {
     return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Allow-Credentials': 'true', 'Access-Control-Allow-Methods': 'GET, POST', 'Access-Control-Allow-Headers': '*', Vary: 'Origin' };
   };
 
-  const server = createServer({ requestTimeout: o.timeoutMs, headersTimeout: Math.min(o.timeoutMs, 60_000), keepAliveTimeout: 5_000 }, (req, res) => {
+  // requestTimeout bounds the receipt of a whole request (a slow-loris body); node checks it every
+  // connectionsCheckingInterval, so that follows the timeout
+  const server = createServer({
+    requestTimeout: o.timeoutMs, headersTimeout: Math.min(o.timeoutMs, 60_000), keepAliveTimeout: 5_000,
+    connectionsCheckingInterval: Math.max(100, Math.min(30_000, o.timeoutMs / 4)),
+  }, (req, res) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q >= 0 ? url.slice(0, q) : url;

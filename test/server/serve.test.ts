@@ -5,6 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
@@ -300,9 +301,24 @@ describe('serve stories260K (-c 1536 -np 6, llama-server preset ctx per slot 256
   });
 });
 
-describe('serve --api-key --cors -np 1 --max-queue 0', () => {
+/** Sends raw bytes on a TCP connection and returns what the server answered before closing it. */
+function raw(base: string, bytes: string, waitMs = 0): Promise<string> {
+  const u = new URL(base);
+  return new Promise((ok, fail) => {
+    const sock = connect(Number(u.port), u.hostname);
+    let got = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (d) => { got += d; });
+    sock.on('close', () => ok(got));
+    sock.on('error', fail);
+    sock.write(bytes);
+    if (!waitMs) sock.end();
+  });
+}
+
+describe('serve --api-key --cors -np 1 --max-queue 0 -to 1', () => {
   let srv: ServeProcess;
-  before(async () => { srv = await startServe([model, '-c', '256', '--api-key', 'sekret', '--cors', 'http://app.example', '--max-queue', '0']); });
+  before(async () => { srv = await startServe([model, '-c', '256', '--api-key', 'sekret', '--cors', 'http://app.example', '--max-queue', '0', '-to', '1']); });
   after(async () => { await srv?.stop(); });
 
   test('a missing or wrong key is 401 authentication_error; /health and /models are public; the openai client authenticates', async () => {
@@ -331,6 +347,15 @@ describe('serve --api-key --cors -np 1 --max-queue 0', () => {
     assert.equal(pre.headers.get('access-control-allow-methods'), 'GET, POST');
     const other = await fetch(`${srv.base}/health`, { headers: { Origin: 'http://evil.example' } });
     assert.equal(other.headers.get('access-control-allow-origin'), null);
+  });
+
+  test('malformed HTTP is a 400; a client that sends its body too slowly is cut off (408); the server keeps serving', async () => {
+    assert.match(await raw(srv.base, 'GARBAGE\r\n\r\n'), /^HTTP\/1\.1 400/);
+    const t0 = Date.now();
+    const slow = await raw(srv.base, 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekret\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"prompt":', 1);
+    assert.match(slow, /^HTTP\/1\.1 408/);
+    assert.ok(Date.now() - t0 < 5000);
+    assert.equal((await fetch(`${srv.base}/health`)).status, 200);
   });
 
   test('a full queue is 503 unavailable_error with Retry-After', async () => {

@@ -126,20 +126,18 @@ export const command: Command = {
     const shown = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
     process.stderr.write(`gguf-edge serve: listening on ${shown}\n`);
 
-    const { openGguf } = await import('../../gguf/open.js');
-    const { loadModel } = await import('../../runtime/model.js');
-    const { tokenizerFromGguf, ChatFormatter } = await import('../../tokenizer/index.js');
+    const { loadModel } = await import('../../api/model.js');
     const { Engine } = await import('../../server/engine.js');
     const { perSeqContexts } = await import('../../server/seq-context.js');
     let closeAll = () => { server.close(); };
     try {
-      const file = openGguf(path);
-      const tok = tokenizerFromGguf(file);
-      const fmt = new ChatFormatter(tok, template);
       const bar = progress('loading');
-      const model = loadModel(file, { device: setup.host, onProgress: (d, t) => bar.update(d, t) });
+      // the library API loads the model (tokenizer, chat templates); the server drives the runtime below it
+      const api = await loadModel(path, { device: setup.host, onProgress: (p) => { if (p.phase === 'weights' && p.total) bar.update(p.loaded, p.total); } });
       bar.done();
-      const nCtx = int(values['ctx-size'], 'ctx-size', Math.min(4096, model.hp.nCtxTrain), 1);
+      const { model, tokenizer: tok, file } = api.runtime;
+      const fmt = api.chatFormatter(template);
+      const nCtx = int(values['ctx-size'], 'ctx-size', Math.min(4096, api.contextLength), 1);
       if (Math.floor(nCtx / nParallel) < 2) throw usage(`--ctx-size ${nCtx} over --parallel ${nParallel} leaves fewer than 2 tokens per slot`);
       const ctx = await perSeqContexts(model, { nCtx, nSeq: nParallel, kvType: kv, nBatch, devices: setup.devices, prefillDevice: setup.prefillDevice, decodeDevice: setup.decodeDevice, offloadMinBatch: setup.offloadMinBatch });
       const engine = new Engine(ctx, tok, { nBatch, maxQueue });
@@ -152,7 +150,7 @@ export const command: Command = {
         defaults: { sampling, nPredict, nCtxSlot: ctx.nCtxSeq, nVocab: model.hp.nVocab },
         meta: { vocab_type: vocabType, n_vocab: model.hp.nVocab, n_ctx_train: model.hp.nCtxTrain, n_embd: model.hp.nEmbd, n_params: nParams, size: model.weightBytes },
       };
-      closeAll = () => { server.close(); server.closeAllConnections(); ctx.close(); file.source.close?.(); };
+      closeAll = () => { server.close(); server.closeAllConnections(); ctx.close(); void api.close(); };
       if (process.stderr.isTTY) process.stderr.write(`model loaded: ${nParallel} slot(s) x ${ctx.nCtxSeq} tokens, ${setup.host.name}\n`);
     } catch (e) {
       server.close();
