@@ -1,19 +1,32 @@
-// `gguf-edge inspect MODEL`: metadata and tensor table of a GGUF file.
+// `gguf-edge inspect MODEL`: metadata and tensor table of a GGUF file, and a summary of what a run needs.
 import { parseArgs } from 'node:util';
 import type { Command } from '../main.js';
 import { openGguf } from '../../gguf/open.js';
 import { ggmlTypeName } from '../../gguf/ggml-types.js';
-import type { GgufMetaValue } from '../../gguf/reader.js';
+import { metaNumber, type GgufMetaValue } from '../../gguf/reader.js';
+import { estimateMemory, summarize, type MemoryEstimate } from '../../runtime/estimate.js';
+import { getDevice } from '../../backends/registry.js';
+import { kvType, num, usage } from '../options.js';
 
-const help = `Usage: gguf-edge inspect MODEL [--json] [--all]
+const help = `Usage: gguf-edge inspect MODEL [--json] [--all] [-c N] [-b N] [--kv-type f16|f32]
 
 Prints a GGUF file's header: version, metadata (key = value) and the tensor table
-(name, type, shape in GGUF order ne0 first, byte offset, size).
+(name, type, shape in GGUF order ne0 first, byte offset, size), after a summary of the model: parameter
+count, the type mix (tensors, parameters and bytes per type) and the memory a run will need before
+anything is loaded — weights, the KV cache at the context size, recurrent state (if the architecture
+keeps any), and the compute arena (decode plus a full batch, as a run reserves it). A split model is
+named by its first shard; its shards are listed.
 
 Options:
-  --json     print one JSON object {file, version, alignment, data_offset, metadata, tensors}
-  --all      print long arrays (e.g. the vocabulary) in full instead of a short preview
-  -h, --help show this help`;
+  --json             print one JSON object {file, version, size, alignment, data_offset, metadata, tensors,
+                     summary: {params, weight_bytes, types: [{type, tensors, params, bytes}],
+                     memory: {n_ctx, n_batch, kv_type, weights, kv, kv_bytes_per_token, state, arena, total}
+                     (null with memory_error when the model cannot run)}, shards?: [{name, size, tensors}]}
+  --all              print long arrays (e.g. the vocabulary) in full instead of a short preview
+  -c, --ctx N        context size of the memory estimate (default as run: min(4096, training context))
+  -b, --batch N      batch size of the estimate (default 512, at most the context)
+  --kv-type f16|f32  KV cache element type of the estimate (default f16)
+  -h, --help         show this help`;
 
 function preview(v: GgufMetaValue, all: boolean): unknown {
   if (typeof v === 'bigint') return v.toString();
@@ -23,31 +36,67 @@ function preview(v: GgufMetaValue, all: boolean): unknown {
   return { length: arr.length, head: arr.slice(0, 8) };
 }
 
+const mib = (n: number) => `${(n / 1048576).toFixed(2)} MiB`;
+const count = (n: number) => (n >= 1e9 ? `${(n / 1e9).toFixed(2)} B` : n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} K` : String(n));
+
 export const command: Command = {
-  summary: 'print a GGUF file\'s metadata and tensor table',
+  summary: 'print a GGUF file\'s metadata, tensor table and what a run needs',
   help,
   async run(args) {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, all: { type: 'boolean' } } });
+    const { values, positionals } = parseArgs({
+      args, allowPositionals: true,
+      options: { json: { type: 'boolean' }, all: { type: 'boolean' }, ctx: { type: 'string', short: 'c' }, batch: { type: 'string', short: 'b' }, 'kv-type': { type: 'string' } },
+    });
     const path = positionals[0];
-    if (!path) throw Object.assign(new Error('missing MODEL argument (see --help)'), { code: 'USAGE' });
+    if (!path) throw usage('missing MODEL argument (see --help)');
+    const kv = kvType(values);
     const f = openGguf(path);
-    const all = !!values.all;
-    // fromEntries defines own properties: a key named '__proto__' is shown, not taken as the prototype
-    const meta: Record<string, unknown> = Object.fromEntries(Array.from(f.metadata, ([k, v]) => [k, preview(v, all)]));
-    const tensors = f.tensors.map((t) => ({ name: t.name, type: ggmlTypeName(t.type), shape: t.dims, offset: t.offset, bytes: t.nBytes }));
-    if (values.json) {
-      process.stdout.write(JSON.stringify({ file: path, version: f.version, size: f.size, alignment: f.alignment, data_offset: f.dataOffset, metadata: meta, tensors }) + '\n');
+    try {
+      const all = !!values.all;
+      // fromEntries defines own properties: a key named '__proto__' is shown, not taken as the prototype
+      const meta: Record<string, unknown> = Object.fromEntries(Array.from(f.metadata, ([k, v]) => [k, preview(v, all)]));
+      const tensors = f.tensors.map((t) => ({ name: t.name, type: ggmlTypeName(t.type), shape: t.dims, offset: t.offset, bytes: t.nBytes, ...(t.shard !== undefined ? { shard: t.shard } : {}) }));
+      const s = summarize(f);
+      const arch = f.metadata.get('general.architecture');
+      let nCtxTrain = 4096;
+      try { nCtxTrain = (typeof arch === 'string' ? metaNumber(f, `${arch}.context_length`) : undefined) ?? 2048; } catch { /* reported by the estimate */ }
+      const nCtx = Math.floor(num(values.ctx, 'ctx', Math.min(4096, nCtxTrain)));
+      if (nCtx < 1) throw usage(`--ctx must be at least 1, got ${nCtx}`);
+      const nBatch = Math.floor(num(values.batch, 'batch', 512));
+      if (nBatch < 1) throw usage(`--batch must be at least 1, got ${nBatch}`);
+      let memory: MemoryEstimate | null = null;
+      let memoryError: string | undefined;
+      try {
+        memory = estimateMemory(f, { nCtx, nBatch, kvType: kv, device: await getDevice('reference') });
+      } catch (e) {
+        const err = e as { code?: string; message?: string };
+        memoryError = `${err.code ? `[${err.code}] ` : ''}${err.message ?? String(e)}`;
+      }
+      const shards = f.shards?.map((x) => ({ name: x.name, size: x.size, tensors: x.nTensors }));
+      if (values.json) {
+        const summary = { ...s, memory, ...(memoryError ? { memory_error: memoryError } : {}) };
+        process.stdout.write(JSON.stringify({ file: path, version: f.version, size: f.size, alignment: f.alignment, data_offset: f.dataOffset, metadata: meta, tensors, summary, ...(shards ? { shards } : {}) }) + '\n');
+        return 0;
+      }
+      const out: string[] = [];
+      out.push(`file: ${path}`, `GGUF version ${f.version}, ${f.size} bytes, alignment ${f.alignment}, data at ${f.dataOffset}`);
+      if (shards) out.push(`split model, ${shards.length} shards:`, ...shards.map((x) => `  ${x.name}  ${x.size} bytes, ${x.tensors} tensors`));
+      out.push(`summary: ${count(s.params)} parameters (${s.params}), ${mib(s.weight_bytes)} of weights`);
+      for (const t of s.types) out.push(`  ${t.type.padEnd(8)} ${String(t.tensors).padStart(5)} tensors ${String(t.params).padStart(14)} params ${mib(t.bytes).padStart(12)} (${((100 * t.bytes) / Math.max(1, s.weight_bytes)).toFixed(1)}%)`);
+      if (memory) {
+        out.push(`memory for a run at -c ${memory.n_ctx} -b ${memory.n_batch} --kv-type ${memory.kv_type}: ${mib(memory.total)}`,
+          `  weights ${mib(memory.weights)}, KV cache ${mib(memory.kv)} (${memory.kv_bytes_per_token} bytes/token), recurrent state ${mib(memory.state)}, compute arena ${mib(memory.arena)}`);
+      } else {
+        out.push(`memory for a run: not estimated (${memoryError})`);
+      }
+      out.push(`metadata (${f.metadata.size}):`);
+      for (const [k, v] of Object.entries(meta)) out.push(`  ${k} = ${JSON.stringify(v)}`);
+      out.push(`tensors (${f.tensors.length}, ${s.params} parameters):`);
+      for (const t of tensors) out.push(`  ${t.name.padEnd(32)} ${t.type.padEnd(6)} [${t.shape.join(', ')}]`.padEnd(64) + ` @${t.offset} ${t.bytes} B`);
+      process.stdout.write(out.join('\n') + '\n');
       return 0;
+    } finally {
+      f.source.close?.();
     }
-    const out: string[] = [];
-    out.push(`file: ${path}`, `GGUF version ${f.version}, ${f.size} bytes, alignment ${f.alignment}, data at ${f.dataOffset}`);
-    out.push(`metadata (${f.metadata.size}):`);
-    for (const [k, v] of Object.entries(meta)) out.push(`  ${k} = ${JSON.stringify(v)}`);
-    let params = 0;
-    for (const t of f.tensors) params += t.nElements;
-    out.push(`tensors (${f.tensors.length}, ${params} parameters):`);
-    for (const t of tensors) out.push(`  ${t.name.padEnd(32)} ${t.type.padEnd(6)} [${t.shape.join(', ')}]`.padEnd(64) + ` @${t.offset} ${t.bytes} B`);
-    process.stdout.write(out.join('\n') + '\n');
-    return 0;
   },
 };

@@ -1,0 +1,88 @@
+// What a run of a model needs, from its header alone (nothing loaded): parameter count, the weight type
+// mix, and memory — weights, the KV cache at a context size, recurrent state, and the compute arena. The KV
+// and state come from the model's own graph (its 'state' leaves: a leaf whose size grows with the context is
+// KV, one that does not is recurrent state), so a new architecture's caches are counted without a table;
+// the arena is the scheduler's plan for the worst cases a Context reserves (decode, a full batch).
+import type { Device } from '../backends/backend.js';
+import { ggmlTypeName } from '../gguf/ggml-types.js';
+import { metaString, type GgufFile } from '../gguf/reader.js';
+import { nElements, type Graph } from '../graph/graph.js';
+import { readHParams } from '../models/hparams.js';
+import { archSpec, supportedArchitectures } from '../models/index.js';
+import { GgufError } from '../gguf/errors.js';
+import { buildTransformer, type WeightInfo } from '../models/transformer.js';
+import { validateTensors } from '../models/validate.js';
+import { Scheduler, type PlanKey } from '../sched/scheduler.js';
+
+export interface TypeShare { type: string; tensors: number; params: number; bytes: number }
+
+export interface ModelSummary {
+  params: number;
+  weight_bytes: number;
+  /** by bytes, largest first */
+  types: TypeShare[];
+}
+
+export interface MemoryEstimate {
+  n_ctx: number;
+  n_batch: number;
+  kv_type: 'f16' | 'f32';
+  weights: number;
+  kv: number;
+  kv_bytes_per_token: number;
+  /** recurrent state (bytes that do not grow with the context) */
+  state: number;
+  /** the compute arena on `device` for decode and an n_batch prefill */
+  arena: number;
+  total: number;
+}
+
+export function summarize(f: GgufFile): ModelSummary {
+  const by = new Map<number, TypeShare>();
+  let params = 0, bytes = 0;
+  for (const t of f.tensors) {
+    const s = by.get(t.type) ?? { type: ggmlTypeName(t.type), tensors: 0, params: 0, bytes: 0 };
+    s.tensors++; s.params += t.nElements; s.bytes += t.nBytes;
+    by.set(t.type, s);
+    params += t.nElements; bytes += t.nBytes;
+  }
+  return { params, weight_bytes: bytes, types: [...by.values()].sort((a, b) => b.bytes - a.bytes) };
+}
+
+const elemBytes = (d: Graph['tensors'][number]['dtype']) => (d === 'f16' ? 2 : 4);
+const stateSizes = (g: Graph) => new Map(g.tensors.filter((t) => t.role === 'state').map((t) => [t.name, nElements(t) * elemBytes(t.dtype)]));
+
+/**
+ * The memory a run with `nCtx` / `nBatch` needs. Throws the loader's typed errors for a model it cannot run
+ * (unsupported architecture, bad hyperparameters or tensors).
+ */
+export function estimateMemory(f: GgufFile, o: { nCtx: number; nBatch?: number; kvType?: 'f16' | 'f32'; device: Device }): MemoryEstimate {
+  const arch = metaString(f, 'general.architecture');
+  const spec = arch !== undefined ? archSpec(arch) : undefined;
+  if (!spec) throw new GgufError('UNSUPPORTED_ARCH', `architecture "${arch ?? '(none)'}" is not supported (supported: ${supportedArchitectures.join(', ')})`, f.name, undefined, { key: 'general.architecture', found: arch });
+  const hp = readHParams(f);
+  validateTensors(f, hp); // the loader's checks: a model a run would refuse gets no estimate
+  const kvType = o.kvType ?? 'f16';
+  const nCtx = o.nCtx;
+  const nBatch = Math.max(1, Math.min(Math.floor(o.nBatch ?? 512), nCtx));
+  const weights = new Map<string, WeightInfo>(f.tensors.map((t) => [t.name, { dtype: t.type, dims: t.dims }]));
+  const graph = (nTokens: number, nOutputs: number, ctx = nCtx) => buildTransformer(spec, hp, weights, { nTokens, nOutputs, nCtx: ctx, kvType });
+  const decode = graph(1, 1);
+  const at = stateSizes(decode);
+  const next = stateSizes(graph(1, 1, nCtx + 1));
+  let kv = 0, perToken = 0, state = 0;
+  for (const [name, n] of at) {
+    const grow = (next.get(name) ?? n) - n;
+    if (grow > 0) { kv += n; perToken += grow; } else state += n;
+  }
+  const dev = o.device;
+  const sched = new Scheduler({ devices: [dev], weights: { get: () => ({ device: dev, placement: { buffer: undefined as never, offset: 0, nBytes: 0 } }) } });
+  const worst: { graph: Graph; key: PlanKey }[] = [{ graph: decode, key: { phase: 'decode', nTokens: 1, nOutputs: 1, accel: false } }];
+  if (nBatch > 1) {
+    worst.push({ graph: graph(nBatch, nBatch), key: { phase: 'prefill', nTokens: nBatch, nOutputs: nBatch, accel: false } });
+    worst.push({ graph: graph(nBatch, nBatch - 1), key: { phase: 'prefill', nTokens: nBatch, nOutputs: nBatch - 1, accel: false } });
+  }
+  const arena = [...sched.reserve(worst, true).values()].reduce((a, b) => a + b, 0);
+  const w = summarize(f).weight_bytes;
+  return { n_ctx: nCtx, n_batch: nBatch, kv_type: kvType, weights: w, kv, kv_bytes_per_token: perToken, state, arena, total: w + kv + state + arena };
+}
