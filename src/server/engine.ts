@@ -86,6 +86,8 @@ export interface EngineOptions {
   nBatch: number;
   /** tasks waiting for a slot at most; beyond it submit() throws 503 */
   maxQueue: number;
+  /** prompt tokens per step at most while other slots generate, so their streams keep flowing (default 128) */
+  prefillChunk?: number;
 }
 
 /** Counters for /metrics (llama-server's names where they exist). */
@@ -234,7 +236,9 @@ export class Engine {
       owners.push({ slot: s, n: 1, out: true });
       budget--;
     }
-    // prompt chunks, oldest task first; at least one token of progress per step
+    // prompt chunks, oldest task first; at least one token of progress per step. While streams run, a
+    // step reads at most prefillChunk prompt tokens (their next token waits for the whole step)
+    if (batch.length) budget = Math.min(budget, this.opts.prefillChunk ?? 128);
     const prefilling = this.slots.filter((s) => s.state === 'prefill').sort((a, b) => a.task!.id - b.task!.id);
     for (const s of prefilling) {
       if (budget <= 0 && batch.length) break;

@@ -4,7 +4,8 @@
 // (tools/server/tests/unit: prompt token counts, ChatML fallback, SSE framing, /props).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { connect } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -16,11 +17,10 @@ const model = fixture('models/stories260K.gguf');
 const greedy = JSON.parse(readFileSync(fixture('reference/greedy-llama.cpp.json'), 'utf8'));
 const bin = resolve(repoRoot, 'bin/gguf-edge.js');
 
-/** `gguf-edge run --json` greedy: the reference for the server's answers */
-function runGreedy(args: string[]): { tokens: number[]; text: string } {
-  const r = spawnSync(process.execPath, [bin, 'run', model, '--temp', '0', '--json', ...args], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
+/** `gguf-edge run --json` greedy: the reference for the server's answers (async: the clients' event loop keeps running) */
+async function runGreedy(args: string[]): Promise<{ tokens: number[]; text: string }> {
+  const { stdout } = await promisify(execFile)(process.execPath, [bin, 'run', model, '--temp', '0', '--json', ...args], { encoding: 'utf8' });
+  return JSON.parse(stdout);
 }
 
 const chatml = (system: string, user: string) => `<|im_start|>system\n${system}<|im_end|>\n<|im_start|>user\n${user}<|im_end|>\n<|im_start|>assistant\n`;
@@ -41,7 +41,7 @@ describe('serve stories260K (-c 1536 -np 6, llama-server preset ctx per slot 256
   let srv: ServeProcess;
   let client: OpenAI;
   before(async () => {
-    srv = await startServe([model, '-c', '1536', '-np', '6', '--temp', '0', '--alias', 'tinyllama-2']);
+    srv = await startServe([model, '-c', '1536', '-np', '6', '--temp', '0', '--alias', 'tinyllama-2', '--prefill-chunk', '16']);
     client = new OpenAI({ apiKey: 'dummy', baseURL: `${srv.base}/v1`, maxRetries: 0 });
   });
   after(async () => { await srv?.stop(); });
@@ -70,7 +70,7 @@ describe('serve stories260K (-c 1536 -np 6, llama-server preset ctx per slot 256
   });
 
   test('chat (openai client): greedy reply equals `gguf-edge run` on the ChatML prompt; 69 prompt tokens (llama-server)', async () => {
-    const ref = runGreedy(['-p', chatml('Book', 'Hey'), '--parse-special', '-n', '8']);
+    const ref = await runGreedy(['-p', chatml('Book', 'Hey'), '--parse-special', '-n', '8']);
     const messages = [{ role: 'system' as const, content: 'Book' }, { role: 'user' as const, content: 'Hey' }];
     const res = await client.chat.completions.create({ model: 'x', messages, max_tokens: 8, temperature: 0 });
     assert.equal(res.choices[0]!.message.content, ref.text);
@@ -184,6 +184,31 @@ describe('serve stories260K (-c 1536 -np 6, llama-server preset ctx per slot 256
     // batching: fewer evaluations than tokens (one step decodes every active slot)
     const decodes = Number(/^llamacpp:n_decode_total (\d+)/m.exec(m)![1]);
     assert.ok(decodes > 0);
+  });
+
+  test('a long prompt is read in chunks between decode steps: a running stream keeps flowing meanwhile', async () => {
+    const r = await fetch(`${srv.base}/v1/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ prompt: 'Once upon a time', max_tokens: 200, ignore_eos: true, stream: true }) });
+    const reader = r.body!.getReader();
+    const dec = new TextDecoder();
+    let chunks = 0, buf = '';
+    const readA = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += dec.decode(value, { stream: true });
+        chunks += buf.split('\n\n').length - 1;
+        buf = buf.slice(buf.lastIndexOf('\n\n') + 2);
+      }
+    })();
+    while (chunks < 2) await new Promise((ok) => setTimeout(ok, 5));
+    // 200 prompt tokens at --prefill-chunk 16 take 13 steps, each of which also decodes the running stream
+    const long = Array.from({ length: 199 }, (_, i) => 300 + (i % 100));
+    const before = chunks;
+    const b = await client.completions.create({ model: 'x', prompt: [1, ...long], max_tokens: 1, stream: true });
+    let first = -1;
+    for await (const ch of b) if (first < 0 && ch.choices[0]?.text !== undefined) first = chunks;
+    assert.ok(first - before >= 10, `the running stream got ${first - before} chunks while the 200-token prompt was read`);
+    await readA;
   });
 
   test('aborted streams free their slots at once; the server keeps serving', async () => {

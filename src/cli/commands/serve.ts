@@ -45,6 +45,9 @@ Slots and generation:
   -n, --n-predict N          default and cap of every request's token limit (default -1: none)
   -b, --batch-size N         tokens evaluated per step at most: every generating slot's next token, then
                              prompt chunks (default 512)
+  -cb, --cont-batching       accepted for llama-server's command lines (continuous batching is always on)
+  --prefill-chunk N          prompt tokens per step at most while other slots generate, so running streams
+                             keep flowing (default 128)
 
 ${SAMPLING_HELP}
   (the defaults of every request; request fields override them)
@@ -76,7 +79,7 @@ export const command: Command = {
         'max-body': { type: 'string' }, timeout: { type: 'string' }, 'no-slots': { type: 'boolean' },
         'chat-template': { type: 'string' }, 'ctx-size': { type: 'string', short: 'c' }, parallel: { type: 'string' },
         'n-predict': { type: 'string', short: 'n' }, 'batch-size': { type: 'string', short: 'b' },
-        'cont-batching': { type: 'boolean' }, synthetic: { type: 'string' },
+        'cont-batching': { type: 'boolean' }, 'prefill-chunk': { type: 'string' }, synthetic: { type: 'string' },
         ...samplingOptions, ...deviceOptions, ...phaseOptions,
       },
     });
@@ -92,6 +95,7 @@ export const command: Command = {
     const nPredict = int(values['n-predict'], 'n-predict', -1, -1);
     const nBatch = int(values['batch-size'], 'batch-size', 512, 1);
     const maxQueue = int(values['max-queue'], 'max-queue', 64, 0);
+    const prefillChunk = int(values['prefill-chunk'], 'prefill-chunk', 128, 1);
     const maxBody = int(values['max-body'], 'max-body', 4 * 1024 * 1024, 1);
     const timeoutMs = num(values.timeout, 'timeout', 600) * 1000;
     if (!(timeoutMs > 0)) throw usage('--timeout must be a positive number of seconds');
@@ -140,7 +144,7 @@ export const command: Command = {
       const nCtx = int(values['ctx-size'], 'ctx-size', Math.min(4096, api.contextLength), 1);
       if (Math.floor(nCtx / nParallel) < 2) throw usage(`--ctx-size ${nCtx} over --parallel ${nParallel} leaves fewer than 2 tokens per slot`);
       const ctx = await perSeqContexts(model, { nCtx, nSeq: nParallel, kvType: kv, nBatch, devices: setup.devices, prefillDevice: setup.prefillDevice, decodeDevice: setup.decodeDevice, offloadMinBatch: setup.offloadMinBatch });
-      const engine = new Engine(ctx, tok, { nBatch, maxQueue });
+      const engine = new Engine(ctx, tok, { nBatch, maxQueue, prefillChunk });
       let nParams = 0;
       for (const t of file.tensors) nParams += t.nElements;
       const vocabType = { spm: 1, bpe: 2, wpm: 3 }[tok.vocab.type as string] ?? 0;
