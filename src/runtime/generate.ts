@@ -5,6 +5,7 @@ import type { Tokenizer } from '../tokenizer/index.js';
 import { StreamingDetokenizer } from '../tokenizer/index.js';
 import type { Context } from './context.js';
 import { topProbs, type Sampler } from './sampler.js';
+import { GrammarError } from '../grammar/errors.js';
 
 export interface GenerateOptions {
   /** tokens to generate at most */
@@ -25,7 +26,8 @@ export interface GenerateResult {
   text: string;
   probs?: { token: number; top: [number, number][] }[];
   timings: { prompt_ms: number; gen_ms: number; pp_tps: number; tg_tps: number; n_prompt: number; n_gen: number };
-  stopReason: 'eog' | 'length' | 'stopped' | 'context';
+  /** 'grammar': the constraint's grammar ended (nothing but end-of-generation could follow) */
+  stopReason: 'eog' | 'length' | 'stopped' | 'context' | 'grammar';
 }
 
 export async function generate(ctx: Context, tok: Tokenizer | null, prompt: number[], o: GenerateOptions): Promise<GenerateResult> {
@@ -40,17 +42,27 @@ export async function generate(ctx: Context, tok: Tokenizer | null, prompt: numb
   let text = '';
   let stopReason: GenerateResult['stopReason'] = 'length';
   const one = new Int32Array(1); // the decode step's batch, reused: a step allocates nothing here
+  const grammar = o.sampler.constraint;
+  // the budget rule (src/grammar/constraint.ts): the grammar must be able to finish in the tokens left
+  const budget = (i: number) => Math.min(o.nPredict - i, ctx.nCtx - ctx.nPast + 1);
+  if (grammar && grammar.minTokens > budget(0)) {
+    throw new GrammarError('GRAMMAR_BUDGET', `the grammar needs at least ${grammar.minTokens} tokens to complete but only ${budget(0)} may be generated (raise -n / the context size)`);
+  }
   for (let i = 0; i < o.nPredict; i++) {
     if (o.shouldStop?.()) { stopReason = 'stopped'; break; }
+    if (grammar) grammar.remaining = budget(i);
     const id = o.sampler.sample(logits);
     if (o.probs) probs.push({ token: id, top: topProbs(logits, o.probs) });
     o.sampler.accept(id);
+    grammar?.accept(id);
     tokens.push(id);
     if (stopAtEog && tok?.isEog(id)) { stopReason = 'eog'; break; }
+    if (grammar && tok?.isEog(id)) { stopReason = 'eog'; break; }
     if (detok) {
       const piece = detok.push(id);
       if (piece) { text += piece; o.onText?.(piece); }
     }
+    if (grammar?.done) { stopReason = 'grammar'; break; }
     if (i === o.nPredict - 1) break;
     if (ctx.nPast >= ctx.nCtx) { stopReason = 'context'; break; }
     one[0] = id;

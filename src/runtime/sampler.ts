@@ -1,8 +1,15 @@
 // The sampler chain, with llama.cpp's defaults and order (common_sampler):
 // penalties -> top-k -> top-p -> min-p -> temperature -> sample. Temperature <= 0 is greedy
 // (argmax, lowest id on ties). Buffers are allocated once per sampler, not per token.
+//
+// A token constraint (a grammar) hooks in as llama.cpp's common_sampler does: the chain samples from the
+// unconstrained logits, the constraint checks that one token, and only when it is rejected are the
+// logits reset, every disallowed token masked to -inf, and the chain run again (so most steps never
+// look at the whole vocabulary).
 
 import { Mt19937 } from './rng.js';
+import type { TokenConstraint } from '../grammar/constraint.js';
+import { GrammarError } from '../grammar/errors.js';
 
 export interface SamplerParams {
   temp: number;
@@ -24,6 +31,8 @@ export const defaultSamplerParams: SamplerParams = {
 
 export interface Sampler {
   readonly params: SamplerParams;
+  /** restricts the sampled tokens (a grammar); the caller advances it with constraint.accept */
+  constraint: TokenConstraint | null;
   /** picks the next token from logits (logits are not modified) */
   sample(logits: Float32Array): number;
   /** records a token (prompt or generated) for the penalties */
@@ -38,7 +47,7 @@ export function argmax(logits: ArrayLike<number>, n = logits.length): number {
   return best;
 }
 
-export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}): Sampler {
+export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}, constraint: TokenConstraint | null = null): Sampler {
   const params: SamplerParams = { ...defaultSamplerParams, ...p };
   const rng = new Mt19937(params.seed ?? ((Math.random() * 0x100000000) >>> 0));
   const ids = new Int32Array(nVocab);
@@ -108,8 +117,9 @@ export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}): S
     for (let i = 0; i < n; i++) probs[i] = probs[i]! / sum;
   }
 
-  return {
+  const self: Sampler = {
     params,
+    constraint,
     accept(token) {
       history.push(token);
       counts.set(token, (counts.get(token) ?? 0) + 1);
@@ -122,41 +132,58 @@ export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}): S
     reset() { history.length = 0; counts.clear(); },
     sample(logits) {
       const n0 = Math.min(nVocab, logits.length);
-      for (let i = 0; i < n0; i++) { ids[i] = i; vals[i] = logits[i]!; }
-      // penalties (llama.cpp: repeat divides positive / multiplies negative logits)
-      const pen = params.repeatPenalty !== 1 || params.frequencyPenalty !== 0 || params.presencePenalty !== 0;
-      if (pen) {
-        for (const [tok, c] of counts) {
-          if (tok >= n0) continue;
-          let v = vals[tok]!;
-          if (params.repeatPenalty !== 1) v = v <= 0 ? v * params.repeatPenalty : v / params.repeatPenalty;
-          v -= c * params.frequencyPenalty + (c > 0 ? params.presencePenalty : 0);
-          vals[tok] = v;
-        }
-      }
-      if (params.temp <= 0) return argmax(vals, n0);
-      let n = topK(n0, params.topK);
-      if (params.topP < 1) {
-        softmax(n);
-        let cum = 0;
-        let keep = n;
-        for (let i = 0; i < n; i++) { cum += probs[i]!; if (cum >= params.topP) { keep = i + 1; break; } }
-        n = Math.max(1, keep);
-      }
-      if (params.minP > 0) {
-        const thr = vals[0]! + Math.log(params.minP);
-        let keep = 1;
-        while (keep < n && vals[keep]! >= thr) keep++;
-        n = keep;
-      }
-      for (let i = 0; i < n; i++) vals[i] = vals[i]! / params.temp;
-      softmax(n);
-      const r = rng.nextDouble();
-      let cum = 0;
-      for (let i = 0; i < n; i++) { cum += probs[i]!; if (r < cum) return ids[i]!; }
-      return ids[n - 1]!;
+      prepare(logits, n0);
+      const c = self.constraint;
+      if (!c) return chain(n0);
+      const id = chain(n0);
+      if (c.allows(id)) return id;
+      // rejected: resample from the logits with the grammar applied first
+      prepare(logits, n0);
+      if (c.mask(vals, n0) === 0) throw new GrammarError('GRAMMAR_NO_TOKEN', 'no token of the vocabulary can extend the grammar here');
+      return chain(n0);
     },
   };
+  return self;
+
+  function prepare(logits: Float32Array, n0: number): void {
+    for (let i = 0; i < n0; i++) { ids[i] = i; vals[i] = logits[i]!; }
+    // penalties (llama.cpp: repeat divides positive / multiplies negative logits)
+    const pen = params.repeatPenalty !== 1 || params.frequencyPenalty !== 0 || params.presencePenalty !== 0;
+    if (pen) {
+      for (const [tok, c] of counts) {
+        if (tok >= n0) continue;
+        let v = vals[tok]!;
+        if (params.repeatPenalty !== 1) v = v <= 0 ? v * params.repeatPenalty : v / params.repeatPenalty;
+        v -= c * params.frequencyPenalty + (c > 0 ? params.presencePenalty : 0);
+        vals[tok] = v;
+      }
+    }
+  }
+
+  function chain(n0: number): number {
+    if (params.temp <= 0) return argmax(vals, n0);
+    let n = topK(n0, params.topK);
+    if (params.topP < 1) {
+      softmax(n);
+      let cum = 0;
+      let keep = n;
+      for (let i = 0; i < n; i++) { cum += probs[i]!; if (cum >= params.topP) { keep = i + 1; break; } }
+      n = Math.max(1, keep);
+    }
+    if (params.minP > 0) {
+      const thr = vals[0]! + Math.log(params.minP);
+      let keep = 1;
+      while (keep < n && vals[keep]! >= thr) keep++;
+      n = keep;
+    }
+    for (let i = 0; i < n; i++) vals[i] = vals[i]! / params.temp;
+    softmax(n);
+    const r = rng.nextDouble();
+    let cum = 0;
+    let last = 0; // the last candidate with a non-zero probability (masked ones have none)
+    for (let i = 0; i < n; i++) { if (probs[i]! > 0) last = i; cum += probs[i]!; if (r < cum) return ids[i]!; }
+    return ids[last]!;
+  }
 }
 
 /** Top-k probabilities (softmax over the whole vocabulary), highest first. */
