@@ -51,6 +51,13 @@ const KNOWN = new Set([
   'type', 'properties', 'required', 'additionalProperties', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', 'items', 'prefixItems',
   'minItems', 'maxItems', 'minLength', 'maxLength', 'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', '$ref',
 ]);
+const TYPE_KEYWORDS: Record<string, string[]> = {
+  object: ['properties', 'required', 'additionalProperties'],
+  array: ['items', 'prefixItems', 'minItems', 'maxItems'],
+  string: ['minLength', 'maxLength', 'pattern', 'format'],
+  integer: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'],
+  number: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'],
+};
 const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'string', 'integer']);
 
 export interface SchemaToGrammarOptions {
@@ -217,13 +224,21 @@ class Converter {
       if (!Array.isArray(alts) || alts.length === 0) this.fail(`${path}/${key}`, `${key} must be a non-empty array`, 'SCHEMA_INVALID');
       return this.add(ruleName, (alts as Schema[]).map((a, i) => this.visit(a, `${name}${name ? '-' : 'alternative-'}${i}`, `${path}/${key}/${i}`)).join(' | '));
     }
-    if (Array.isArray(type)) {
-      return this.add(ruleName, type.map((t, i) => this.visit({ ...s, type: t }, `${name}${name ? '-' : 'alternative-'}${i}`, path)).join(' | '));
-    }
     if (s.const !== undefined) return this.add(ruleName, constant(s.const));
     if (s.enum !== undefined) {
       if (!Array.isArray(s.enum) || s.enum.length === 0) this.fail(`${path}/enum`, 'enum must be a non-empty array', 'SCHEMA_INVALID');
       return this.add(ruleName, '(' + (s.enum as Json[]).map(constant).join(' | ') + ')');
+    }
+    if (Array.isArray(type)) {
+      // one branch per type, each with the keywords that apply to it (JSON Schema: a keyword constrains
+      // only values of its type)
+      const other = constraints.filter((k) => k !== 'type' && !Object.values(TYPE_KEYWORDS).some((ks) => ks.includes(k)));
+      if (other.length) this.fail(`${path}/${other[0]}`, `"${other[0]}" beside a list of types is not supported`);
+      return this.add(ruleName, (type as string[]).map((t, i) => {
+        const branch: Record<string, Json> = { type: t };
+        for (const k of TYPE_KEYWORDS[t] ?? []) if (s[k] !== undefined) branch[k] = s[k]!;
+        return this.visit(branch, `${name}${name ? '-' : 'alternative-'}${i}`, path);
+      }).join(' | '));
     }
     const only = (allowed: string[], what: string) => {
       const bad = constraints.filter((k) => !allowed.includes(k));

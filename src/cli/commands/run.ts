@@ -8,7 +8,8 @@ import { Context } from '../../runtime/context.js';
 import { createSampler } from '../../runtime/sampler.js';
 import { generate } from '../../runtime/generate.js';
 import { tokenizerFromGguf } from '../../tokenizer/index.js';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { structuredConstraint, type StructuredOutput, type TokenConstraint } from '../../grammar/index.js';
 import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, contextSize, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions } from '../options.js';
 import { Profiler } from '../../sched/profile.js';
 import { pickPhaseDevices } from '../../sched/policy.js';
@@ -32,6 +33,15 @@ Prompt:
 Generation:
   -n, --n-predict N          tokens to generate (default 128)
   --ignore-eos               keep generating past end-of-generation tokens
+
+Structured output (one of; the output is constrained to match, and always ends complete: a token
+is allowed only if the grammar can still finish within the tokens -n leaves, and generation stops
+when the grammar has ended):
+  --grammar-file F.gbnf      a GBNF grammar (llama.cpp's format)
+  --grammar TEXT             a GBNF grammar given inline
+  --json-schema F.json       a JSON Schema file (converted like llama.cpp's json-schema-to-grammar;
+                             an unsupported keyword is an error)
+  --json-object              any JSON value
 
 ${SAMPLING_HELP}
 
@@ -65,6 +75,10 @@ export const command: Command = {
         ...samplingOptions,
         ...contextOptions,
         'ignore-eos': { type: 'boolean' },
+        grammar: { type: 'string' },
+        'grammar-file': { type: 'string' },
+        'json-schema': { type: 'string' },
+        'json-object': { type: 'boolean' },
         batch: { type: 'string', short: 'b' },
         probs: { type: 'string' },
         json: { type: 'boolean' },
@@ -76,6 +90,7 @@ export const command: Command = {
     });
     const path = await resolveModel(values, positionals[0]);
     const kv = kvType(values);
+    const structured = structuredOptions(values);
     const setup = await phaseSetup(values);
     const device = setup.host;
 
@@ -113,11 +128,16 @@ export const command: Command = {
       prompt = tok.tokenize(values.prompt ?? '', { addSpecial: !values['no-bos'], parseSpecial: !!values['parse-special'] });
     }
     if (prompt.length === 0) throw Object.assign(new Error('the prompt is empty (give -p TEXT or --prompt-tokens)'), { code: 'USAGE' });
-    const sampler = createSampler(model.hp.nVocab, samplerParams(values));
+    const constraint = structuredConstraint(structured, tok);
+    const nPredict = Math.floor(num(values['n-predict'], 'n-predict', 128));
+    if (constraint && constraint.minTokens > nPredict) {
+      throw Object.assign(new Error(`the grammar needs at least ${constraint.minTokens} tokens to complete but -n is ${nPredict}`), { code: 'GRAMMAR_BUDGET' });
+    }
+    const sampler = createSampler(model.hp.nVocab, samplerParams(values), constraint);
     const json = !!values.json;
     if (!json) process.stdout.write(values['prompt-tokens'] !== undefined ? tok.detokenize(prompt, { removeSpecial: true }) : (values.prompt ?? ''));
     const res = await generate(ctx, tok, prompt, {
-      nPredict: Math.floor(num(values['n-predict'], 'n-predict', 128)),
+      nPredict,
       sampler,
       probs: values.probs !== undefined ? Math.floor(num(values.probs, 'probs', 0)) : undefined,
       stopAtEog: !values['ignore-eos'],
@@ -129,6 +149,7 @@ export const command: Command = {
     };
     const profile = profiler ? {
       ...profiler.report(),
+      ...(constraint ? { grammar: grammarProfile(constraint, res.tokens.length) } : {}),
       kv_cache: { type: kv, n_ctx: ctx.nCtx, fill_tokens: ctx.nPast, fill: ctx.nPast / ctx.nCtx, bytes_per_token: ctx.kvBytesPerToken, bytes_used: ctx.nPast * ctx.kvBytesPerToken, ...ctx.kvDevices() },
       prompt_kv_bytes: prompt.length * ctx.kvBytesPerToken,
     } : undefined;
@@ -152,7 +173,29 @@ export const command: Command = {
   },
 };
 
-type Profile = ReturnType<Profiler['report']> & { kv_cache: { fill_tokens: number; n_ctx: number; bytes_per_token: number; primary: string; copies: string[] }; prompt_kv_bytes: number };
+/** --grammar / --grammar-file / --json-schema / --json-object as a structured-output request */
+export function structuredOptions(v: { grammar?: string; 'grammar-file'?: string; 'json-schema'?: string; 'json-object'?: boolean }): StructuredOutput {
+  const given = (['grammar', 'grammar-file', 'json-schema', 'json-object'] as const).filter((k) => v[k] !== undefined && v[k] !== false);
+  if (given.length > 1) throw Object.assign(new Error(`--${given[0]} and --${given[1]}: give one structured-output option`), { code: 'USAGE' });
+  const read = (f: string, what: string) => {
+    try { return readFileSync(f, 'utf8'); } catch (e) { throw Object.assign(new Error(`--${what} ${f}: ${(e as Error).message}`), { code: 'USAGE' }); }
+  };
+  if (v.grammar !== undefined) return { grammar: v.grammar };
+  if (v['grammar-file'] !== undefined) return { grammar: read(v['grammar-file'], 'grammar-file') };
+  if (v['json-schema'] !== undefined) {
+    const text = read(v['json-schema'], 'json-schema');
+    try { return { jsonSchema: JSON.parse(text) }; } catch (e) { throw Object.assign(new Error(`--json-schema ${v['json-schema']}: not JSON (${(e as Error).message})`), { code: 'USAGE' }); }
+  }
+  return v['json-object'] ? { jsonObject: true } : {};
+}
+
+/** the grammar's share of a run, for --profile */
+export function grammarProfile(c: TokenConstraint, steps: number) {
+  const s = c.stats;
+  return { steps, checks: s.checks, full_masks: s.masks, ms: s.ms, ms_per_step: steps ? s.ms / steps : 0 };
+}
+
+type Profile = ReturnType<Profiler['report']> & { grammar?: ReturnType<typeof grammarProfile>; kv_cache: { fill_tokens: number; n_ctx: number; bytes_per_token: number; primary: string; copies: string[] }; prompt_kv_bytes: number };
 
 function formatProfile(p: Profile): string {
   const f = (x: number | null) => (x === null ? '-' : x.toFixed(2));
@@ -162,6 +205,7 @@ function formatProfile(p: Profile): string {
   }
   for (const c of p.copies) lines.push(`  copies ${c.from} -> ${c.to}: ${c.count} (${c.bytes} bytes), wall ${f(c.wall_ms)} ms, sim ${f(c.sim_ms)} ms`);
   for (const [k, h] of Object.entries(p.kv_handover)) if (h.copies) lines.push(`  kv hand-over ${k}: ${h.copies} copies, ${h.bytes} bytes, wall ${f(h.wall_ms)} ms, sim ${f(h.sim_ms)} ms`);
+  if (p.grammar) lines.push(`  grammar: ${p.grammar.steps} steps, ${p.grammar.checks} sampled-token checks, ${p.grammar.full_masks} full masks, ${f(p.grammar.ms)} ms (${p.grammar.ms_per_step.toFixed(3)} ms/step)`);
   lines.push(`  kv cache: ${p.kv_cache.fill_tokens}/${p.kv_cache.n_ctx} tokens (${p.kv_cache.bytes_per_token} bytes/token) on ${p.kv_cache.primary}${p.kv_cache.copies.length > 1 ? ` (copies on ${p.kv_cache.copies.join(', ')})` : ''}`);
   return lines.join('\n') + '\n';
 }
