@@ -7,7 +7,7 @@ import type { Engine, TaskEvents, TaskResult, TaskSpec, TokenLogprob } from './e
 import { ApiError, asApiError } from './errors.js';
 import type { Reply } from './http.js';
 import { metricsText, type RequestCounter } from './metrics.js';
-import { parseBody, parseChat, parseCompletion, parseDetokenize, parseTokenize, type GenerationRequest, type ServerDefaults } from './request.js';
+import { parseBody, parseMessages, parseChat, parseCompletion, parseDetokenize, parseTokenize, type GenerationRequest, type ServerDefaults } from './request.js';
 
 export interface Serving {
   engine: Engine;
@@ -86,6 +86,11 @@ export function routeTable(state: ServerState): Map<string, Record<string, Handl
     const s = need(state);
     const ids = parseDetokenize(parseBody(r.body), s.tok.nVocab);
     r.json(200, { content: s.tok.detokenize(ids, { special: true }) });
+  });
+  add(['/apply-template'], 'POST', (r) => {
+    const s = need(state);
+    const messages = parseMessages(parseBody(r.body));
+    r.json(200, { prompt: s.fmt.render(messages, { addGenerationPrompt: messages[messages.length - 1]!.role !== 'assistant' }) });
   });
   add(v1('/chat/completions'), 'POST', (r) => {
     const s = need(state);

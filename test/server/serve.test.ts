@@ -105,6 +105,9 @@ describe('serve stories260K (-c 1536 -np 6, llama-server preset ctx per slot 256
       const d = await post(srv.base, '/detokenize', { tokens: ids.slice(1) });
       assert.equal(((await d.json()) as any).content.trim(), content);
     }
+    // ChatML fallback (the GGUF has no template), as llama-server renders it
+    const t = await post(srv.base, '/apply-template', { messages: [{ role: 'system', content: 'Book' }, { role: 'user', content: 'Hey' }] });
+    assert.equal(((await t.json()) as any).prompt, chatml('Book', 'Hey'));
     const p = await post(srv.base, '/tokenize', { content: 'Hello world', with_pieces: true });
     const pieces = ((await p.json()) as any).tokens;
     assert.ok(pieces.length > 0 && pieces.every((x: any) => Number.isInteger(x.id) && typeof x.piece === 'string'));

@@ -18,6 +18,7 @@ without the /v1 prefix:
   GET  /health                503 while loading, 200 {"status":"ok"} when ready
   GET  /metrics               Prometheus text: requests, tokens, queue depth, slot use, TTFT histogram
   POST /tokenize, /detokenize {content, add_special, parse_special, with_pieces} / {tokens}
+  POST /apply-template        {messages} -> {prompt}: the rendered chat prompt
   GET  /props, /slots         generation settings, slots (per-slot context = ctx / parallel)
 Request fields: messages, prompt, max_tokens / max_completion_tokens, temperature, top_p, top_k, min_p,
 seed, stop, presence_penalty, frequency_penalty, logprobs / top_logprobs, n, stream (with
