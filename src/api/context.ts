@@ -6,6 +6,7 @@ import type { Tokenizer } from '../tokenizer/index.js';
 import { UsageError } from './errors.js';
 import { generationLoop, type Engine, type GenerateResult, type TokenEvent } from './generation.js';
 import { buildSampler, type SamplingOptions } from './sampling.js';
+import { structuredConstraint } from '../grammar/index.js';
 
 export interface CreateContextOptions extends Partial<Omit<ContextOptions, 'nCtx' | 'kvType' | 'nBatch'>> {
   /** KV cache size in tokens (default min(4096, the model's training context)) */
@@ -39,6 +40,12 @@ export interface GenerateOptions extends SamplingOptions {
   probs?: number;
   /** advanced: a sampler to use instead of one built from the options (its random state goes on) */
   sampler?: Sampler;
+  /** constrain the output to a GBNF grammar (llama.cpp's format); the text is always a complete match */
+  grammar?: string;
+  /** constrain the output to JSON that this JSON Schema validates (converted like llama.cpp's json-schema-to-grammar) */
+  jsonSchema?: unknown;
+  /** constrain the output to any JSON value */
+  jsonObject?: boolean;
 }
 
 /** What a context needs from its model. */
@@ -171,6 +178,9 @@ export class ModelContext {
     const maxTokens = o.maxTokens ?? Infinity;
     if (!(maxTokens >= 0)) throw new UsageError('USAGE', `maxTokens must be a number >= 0, got ${String(o.maxTokens)}`, 'maxTokens');
     const sampler = o.sampler ?? buildSampler(this.host.nVocab, o);
+    const constraint = structuredConstraint({ grammar: o.grammar, jsonSchema: o.jsonSchema, jsonObject: o.jsonObject }, this.host.tokenizer);
+    const before = sampler.constraint;
+    if (constraint) sampler.constraint = constraint;
     const engine = new RuntimeEngine(this.runtime, sampler);
     const shift = o.contextShift === true ? { keep: this.host.tokenizer.addBos ? 1 : 0 } : o.contextShift || undefined;
     let release!: () => void;
@@ -185,8 +195,10 @@ export class ModelContext {
         contextShift: shift,
         shouldStop: () => this.closing || !!o.signal?.aborted,
         probs: o.probs,
+        constraint,
       }, out);
     } finally {
+      sampler.constraint = before;
       // the cache list follows the runtime's cache, also after a failed evaluation
       if (this.runtime.nPast < this.cache.length) this.cache.length = this.runtime.nPast;
       else if (this.runtime.nPast > this.cache.length) this.runtime.truncate(this.cache.length);

@@ -7,6 +7,7 @@ import { StreamingDetokenizer } from '../tokenizer/index.js';
 import { topProbs } from '../runtime/sampler.js';
 import { StopMatcher } from './stop.js';
 import { UsageError } from './errors.js';
+import { GrammarError, type TokenConstraint } from '../grammar/index.js';
 
 /** What the loop needs from a generation runtime (a KV cache plus a sampler). */
 export interface Engine {
@@ -57,8 +58,8 @@ export interface GenerateResult {
   /** every sampled token, a final end-of-generation token included */
   tokens: number[];
   finishReason: FinishReason;
-  /** why a 'stop' stopped */
-  stoppedBy?: 'eog' | 'stop-string';
+  /** why a 'stop' stopped ('grammar': the grammar or JSON schema's document is complete) */
+  stoppedBy?: 'eog' | 'stop-string' | 'grammar';
   /** the stop string that matched */
   stopString?: string;
   usage: Usage;
@@ -80,6 +81,9 @@ export interface LoopOptions {
   probs?: number;
   /** also evaluate the last token of a 'length' finish (a chat's next turn then reuses it from the cache) */
   evaluateLast?: boolean;
+  /** the grammar the engine's sampler is constrained by: the loop gives it the token budget, advances it
+   * over each sampled token, and stops when its document is complete (src/grammar/constraint.ts) */
+  constraint?: TokenConstraint | null;
 }
 
 // setImmediate in Node; a MessageChannel hop elsewhere (setTimeout would be clamped to 4 ms in browsers).
@@ -132,13 +136,22 @@ export async function* generationLoop(
     t1 = performance.now();
     // the penalties see the prompt, then each sampled token once
     engine.setHistory(prompt as number[]);
+    const grammar = o.constraint ?? null;
+    // the budget rule: the grammar must be able to finish within the tokens left (maxTokens, and the context
+    // unless it shifts)
+    const budget = (i: number) => Math.min(o.maxTokens - i, o.contextShift ? Infinity : engine.nCtx - cache.length + 1);
+    if (grammar && grammar.minTokens > budget(0)) {
+      throw new GrammarError('GRAMMAR_BUDGET', `the grammar needs at least ${grammar.minTokens} tokens to complete but only ${budget(0)} may be generated (raise maxTokens / the context size)`);
+    }
     for (let i = 0; i < o.maxTokens; i++) {
       await yieldToEventLoop();
       if (o.shouldStop()) { finish = 'abort'; break; }
+      if (grammar) grammar.remaining = budget(i);
       const id = engine.sample();
+      grammar?.accept(id);
       if (o.probs) probs.push({ token: id, top: topProbs(engine.logits!(), o.probs) });
       tokens.push(id);
-      if (!o.ignoreEos && tok.isEog(id)) {
+      if ((!o.ignoreEos || grammar) && tok.isEog(id)) {
         finish = 'stop'; stoppedBy = 'eog';
         const { emit } = stopper.feed(detok.flush(), true);
         text += emit;
@@ -147,7 +160,8 @@ export async function* generationLoop(
       }
       const last = i === o.maxTokens - 1;
       const full = cache.length >= engine.nCtx;
-      const ends = last || (full && !o.contextShift);
+      const done = !!grammar?.done;
+      const ends = last || (full && !o.contextShift) || done;
       let { emit, stop } = stopper.feed(detok.push(id));
       if (stop === undefined && ends) {
         // the loop ends here: release what was held back with this token's text
@@ -156,6 +170,7 @@ export async function* generationLoop(
       }
       text += emit;
       if (stop !== undefined) { finish = 'stop'; stoppedBy = 'stop-string'; stopString = stop; }
+      else if (done) { finish = 'stop'; stoppedBy = 'grammar'; }
       else if (ends) finish = last ? 'length' : 'context';
       yield { token: id, text: emit };
       if (finish !== undefined && !(finish === 'length' && o.evaluateLast)) break;

@@ -5,6 +5,7 @@ export { loadModel, Model, type LoadModelOptions, type TokenizeOptions, type Det
 export { ModelContext, Generation, type CreateContextOptions, type GenerateOptions } from './context.js';
 export type { TokenEvent, GenerateResult, FinishReason, Usage, Timings } from './generation.js';
 export type { SamplingOptions, Penalties } from './sampling.js';
+export { GrammarError, jsonSchemaToGrammar, parseGbnf, type GrammarErrorCode } from '../grammar/index.js';
 export type { ModelSource, SourceProgress } from './source.js';
 export type { ChatMessage, RenderOptions } from '../tokenizer/chat-template.js';
 export { GgufError, TokenizerError, ChatTemplateError, ContextError, DeviceError, UsageError, type UsageErrorCode, type GgufErrorCode, type DeviceErrorCode } from './errors.js';
