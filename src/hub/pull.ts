@@ -22,11 +22,18 @@ export interface HfRef {
 
 const REPO_RE = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 
-export function parseHfRef(s: string): HfRef {
-  const i = s.indexOf(':');
+/**
+ * `OWNER/REPO[:QUANT|FILE]` (llama.cpp's -hf); node-llama-cpp's `hf:OWNER/REPO:QUANT` and `hf:OWNER/REPO/FILE.gguf`
+ * are the same references.
+ */
+export function parseHfRef(text: string): HfRef {
+  const s = text.startsWith('hf:') ? text.slice(3) : text;
+  const slash = s.indexOf('/', s.indexOf('/') + 1);
+  // OWNER/REPO/path/FILE.gguf (node-llama-cpp's form): the path after the second slash is the file
+  const i = slash >= 0 && s.indexOf(':') < 0 && /\.gguf$/i.test(s) ? slash : s.indexOf(':');
   const repo = i < 0 ? s : s.slice(0, i);
   const rest = i < 0 ? '' : s.slice(i + 1);
-  if (!REPO_RE.test(repo)) throw new HubError('BAD_REF', `"${s}" is not OWNER/REPO[:QUANT|FILE] (e.g. ggml-org/models:Q4_K_M or ggml-org/models:tinyllamas/stories260K.gguf)`);
+  if (!REPO_RE.test(repo)) throw new HubError('BAD_REF', `"${text}" is not OWNER/REPO[:QUANT|FILE] (e.g. ggml-org/models:Q4_K_M or ggml-org/models:tinyllamas/stories260K.gguf)`);
   if (rest.split('/').some((seg) => seg === '..' || seg === '.')) throw new HubError('BAD_REF', `"${rest}": a file path in the repository cannot contain . or ..`);
   if (rest === '') return { repo };
   return /\.gguf$/i.test(rest) ? { repo, file: rest } : { repo, tag: rest };

@@ -52,6 +52,9 @@ test('OWNER/REPO[:QUANT|FILE] parsing and llama.cpp\'s file pick (Q4_K_M, then Q
   assert.deepEqual(parseHfRef('ggml-org/models:tinyllamas/stories260K.gguf'), { repo: 'ggml-org/models', file: 'tinyllamas/stories260K.gguf' });
   assert.deepEqual(parseHfRef('bartowski/Qwen-GGUF:q4_k_m'), { repo: 'bartowski/Qwen-GGUF', tag: 'q4_k_m' });
   assert.deepEqual(parseHfRef('a/b'), { repo: 'a/b' });
+  // node-llama-cpp's hf: URIs
+  assert.deepEqual(parseHfRef('hf:bartowski/Qwen-GGUF:Q4_K_M'), { repo: 'bartowski/Qwen-GGUF', tag: 'Q4_K_M' });
+  assert.deepEqual(parseHfRef('hf:ggml-org/models/tinyllamas/stories260K.gguf'), { repo: 'ggml-org/models', file: 'tinyllamas/stories260K.gguf' });
   for (const bad of ['nope', 'a/b/c', 'a/b:../x.gguf']) assert.throws(() => parseHfRef(bad), (e: HubError) => e.code === 'BAD_REF');
   const files = ['README.md', 'm-Q8_0.gguf', 'mmproj-m-Q4_K_M.gguf', 'm-Q4_K_M-00002-of-00002.gguf', 'm-Q4_K_M-00001-of-00002.gguf', 'm-IQ4_XS.gguf'];
   assert.equal(pickGguf(files, undefined), 'm-Q4_K_M-00001-of-00002.gguf');

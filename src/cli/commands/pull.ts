@@ -15,6 +15,7 @@ of a split model; every shard is fetched). Then: gguf-edge run PATH, or gguf-edg
   OWNER/REPO:QUANT           the model file of a quant tag (Q4_K_M, Q8_0, ...): the hub's manifest API
                              {endpoint}/v2/OWNER/REPO/manifests/QUANT, else the repository's file list
   OWNER/REPO                 the hub's default pick (Q4_K_M first, then Q8_0, then the first GGUF)
+  node-llama-cpp's hf:OWNER/REPO:QUANT and hf:OWNER/REPO/FILE.gguf name the same things.
 
 Files come from {endpoint}/OWNER/REPO/resolve/main/FILE, with progress on a terminal (quiet when piped);
 an interrupted download resumes where it stopped (FILE.part, HTTP Range + If-Range), the sha256 the hub
