@@ -108,6 +108,21 @@ test('a connection cut mid-body resumes with Range + If-Range (206), within one 
     assert.equal(existsSync(`${r.path}.part`), false);
   }));
 
+test('a part of a file that changed on the hub since is not spliced: the new version comes whole', () => withHub(
+  { 'ggml-org/models': { files: [{ path: 'm.gguf', bytes: stories() }] } },
+  async (hub, cache) => {
+    hub.cut.set(STORIES_SHA256, { times: 1, after: 200_000 });
+    assert.equal(await errCode(pull('ggml-org/models:m.gguf', { endpoint: hub.url, cacheDir: cache, attempts: 1 })), 'NETWORK');
+    hub.repos['ggml-org/models']!.files[0]!.bytes = q8(); // a new commit replaced the file
+    hub.requests.length = 0;
+    const r = await pull('ggml-org/models:m.gguf', { endpoint: hub.url, cacheDir: cache });
+    assert.deepEqual(new Uint8Array(readFileSync(r.path)), q8());
+    const get = hub.requests.filter((q) => q.url.startsWith('/cdn/'));
+    assert.equal(get.length, 1);
+    assert.equal(get[0]!.headers.range, undefined);
+    assert.equal(get[0]!.status, 200);
+  }));
+
 test('bytes whose sha256 is not the hub\'s are refused and nothing is left that looks valid', () => withHub(
   { 'ggml-org/models': { files: [{ path: 'stories260K.gguf', bytes: stories() }] } },
   async (hub, cache) => {
