@@ -244,3 +244,25 @@ test('verify --sha256 checks a local file against the model card\'s value', asyn
   assert.equal(good.status, 0, good.stderr);
   assert.deepEqual(JSON.parse(good.stdout).tokens, storiesIds.slice(0, 4));
 });
+
+test('progress shows on a terminal (util-linux script gives the CLI a pty) and not when piped', () => withHub(
+  { 'ggml-org/models': { files: [{ path: 'stories260K.gguf', bytes: stories() }] } },
+  async (hub, cache) => {
+    const env = { ...process.env, HF_ENDPOINT: hub.url, GGUF_EDGE_CACHE: cache, HF_HUB_OFFLINE: '' };
+    const cmd = [process.execPath, bin, 'pull', 'ggml-org/models:stories260K.gguf'].map((a) => `'${a}'`).join(' ');
+    const out = await new Promise<string>((ok, fail) => {
+      const p = spawn('script', ['-qec', cmd, '/dev/null'], { env });
+      let text = '';
+      p.stdout.on('data', (d) => { text += d; });
+      p.on('error', fail);
+      p.on('close', (code) => (code === 0 ? ok(text) : fail(new Error(`script exited ${code}: ${text}`))));
+    });
+    assert.match(out, /downloading ggml-org\/models\/stories260K\.gguf \(1185376 bytes\)/);
+    assert.match(out, /\rdownloading 100%/);
+    assert.ok(out.includes(join(cache, 'ggml-org_models_stories260K.gguf')));
+    // piped (the cached file is current, so fetch another copy): no progress, no notices
+    rmSync(cache, { recursive: true, force: true });
+    const piped = await cli({ HF_ENDPOINT: hub.url, GGUF_EDGE_CACHE: cache }, 'pull', 'ggml-org/models:stories260K.gguf');
+    assert.equal(piped.status, 0, piped.stderr);
+    assert.doesNotMatch(piped.stderr, /%|downloading/);
+  }));
