@@ -26,6 +26,28 @@ export interface SeqContext {
   close(): void;
 }
 
+/** The runtime Context's side of the contract (ContextOptions.nSeq, decodeSeqs), where it exists. */
+interface SeqCapable {
+  readonly nVocab: number;
+  seqPast(seq: number): number;
+  truncateSeq(seq: number, keep: number): void;
+  decodeSeqs(batch: readonly SeqEntry[]): Promise<Float32Array>;
+  close(): void;
+}
+
+/** One Context with `nSeq` sequences sharing its KV cache: every step is one graph evaluation. */
+export async function createSeqContext(model: Model, opts: ContextOptions & { nSeq: number }): Promise<SeqContext> {
+  if (typeof (Context.prototype as unknown as Partial<SeqCapable>).decodeSeqs !== 'function') return perSeqContexts(model, opts);
+  const c = (await Context.create(model, opts)) as unknown as SeqCapable;
+  return {
+    nVocab: c.nVocab, nSeq: opts.nSeq, nCtxSeq: Math.floor(opts.nCtx / opts.nSeq),
+    seqPast: (s) => c.seqPast(s),
+    truncateSeq: (s, keep) => c.truncateSeq(s, keep),
+    decodeSeqs: (b) => c.decodeSeqs(b),
+    close: () => c.close(),
+  };
+}
+
 /** TEMPORARY (until Context.decodeSeqs lands): the contract over one Context per sequence, evaluated one after another. */
 export async function perSeqContexts(model: Model, opts: ContextOptions & { nSeq: number }): Promise<SeqContext> {
   const nCtxSeq = Math.floor(opts.nCtx / opts.nSeq);

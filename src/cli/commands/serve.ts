@@ -133,7 +133,7 @@ export const command: Command = {
 
     const { loadModel } = await import('../../api/model.js');
     const { Engine } = await import('../../server/engine.js');
-    const { perSeqContexts } = await import('../../server/seq-context.js');
+    const { createSeqContext } = await import('../../server/seq-context.js');
     let closeAll = () => { server.close(); };
     try {
       const bar = progress('loading');
@@ -144,7 +144,7 @@ export const command: Command = {
       const fmt = api.chatFormatter(template);
       const nCtx = int(values['ctx-size'], 'ctx-size', Math.min(4096, api.contextLength), 1);
       if (Math.floor(nCtx / nParallel) < 2) throw usage(`--ctx-size ${nCtx} over --parallel ${nParallel} leaves fewer than 2 tokens per slot`);
-      const ctx = await perSeqContexts(model, { nCtx, nSeq: nParallel, kvType: kv, nBatch, devices: setup.devices, prefillDevice: setup.prefillDevice, decodeDevice: setup.decodeDevice, offloadMinBatch: setup.offloadMinBatch });
+      const ctx = await createSeqContext(model, { nCtx, nSeq: nParallel, kvType: kv, nBatch, devices: setup.devices, prefillDevice: setup.prefillDevice, decodeDevice: setup.decodeDevice, offloadMinBatch: setup.offloadMinBatch });
       const engine = new Engine(ctx, tok, { nBatch, maxQueue, prefillChunk });
       let nParams = 0;
       for (const t of file.tensors) nParams += t.nElements;
