@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openGguf } from '../../src/gguf/open.js';
@@ -12,6 +12,10 @@ import { GgufError } from '../../src/gguf/errors.js';
 import { readTensorData } from '../../src/gguf/reader.js';
 import { parseSplitName, planSplit, splitPath } from '../../src/gguf/split.js';
 import { writeSplit } from '../../src/gguf/split-write.js';
+import { writeGguf } from '../../src/gguf/writer.js';
+import { toWriteInput } from '../../src/gguf/rewrite.js';
+import { parseGgufSource } from '../../src/gguf/reader.js';
+import { fileSource } from '../../src/gguf/file-source.js';
 import { fixture, repoRoot } from '../helpers/fixtures.js';
 import { llamaGreedy } from '../helpers/llamacpp.js';
 import { needPeers } from '../helpers/peers.js';
@@ -27,6 +31,9 @@ function withDir(fn: (dir: string) => void | Promise<void>) {
     try { await fn(dir); } finally { rmSync(dir, { recursive: true, force: true }); }
   };
 }
+
+/** one shard on its own (openGguf would merge it or refuse a later shard) */
+const openGgufShard = (path: string) => { const f = parseGgufSource(fileSource(path)); f.source.close?.(); return f; };
 
 const code = (fn: () => unknown): string => {
   try { fn(); } catch (e) { assert.ok(e instanceof GgufError, String(e)); return e.code; }
@@ -64,6 +71,19 @@ test('stories260K split into 3 shards by our writer: same tensors, same metadata
   }
   merged.source.close?.();
   single.source.close?.();
+}));
+
+test('a 64-aligned model splits into 64-aligned shards (general.alignment in each) that read back the same', withDir((dir) => {
+  const src = openGguf(fixture('models/stories260K.gguf'));
+  const input = toWriteInput(src);
+  input.metadata.push(['general.alignment', { type: 'u32', value: 64 }]);
+  writeFileSync(join(dir, 'a64.gguf'), writeGguf(input));
+  const single = openGguf(join(dir, 'a64.gguf'));
+  const shards = writeSplit(single, join(dir, 'a64'), { maxTensors: 20 });
+  const merged = openGguf(shards[0]!.path);
+  for (const s of merged.shards!) assert.equal(openGgufShard(s.name).alignment, 64, s.name);
+  for (const t of single.tensors) assert.deepEqual(readTensorData(merged, t.name), readTensorData(single, t), t.name);
+  for (const f of [merged, single, src]) f.source.close?.();
 }));
 
 test('gguf-edge split, then run on the first shard: llama.cpp\'s greedy tokens, as the single file gives', withDir((dir) => {
@@ -152,6 +172,15 @@ test('llama.cpp loads our shards (first shard named) and generates what it gener
     const b = await llamaGreedy(shards[0]!.path, 'Once upon a time', 24);
     assert.equal(a.ids.length, 24);
     assert.deepEqual(b.ids, a.ids);
+    // shards of a 64-aligned file, each carrying general.alignment, by size
+    const input = toWriteInput(openGguf(fixture('models/stories260K.gguf')));
+    input.metadata.push(['general.alignment', { type: 'u32', value: 64 }]);
+    writeFileSync(join(dir, 'a64.gguf'), writeGguf(input));
+    const a64 = openGguf(join(dir, 'a64.gguf'));
+    const shards64 = writeSplit(a64, join(dir, 'a64'), { maxBytes: 500_000 });
+    a64.source.close?.();
+    assert.ok(shards64.length >= 3);
+    assert.deepEqual((await llamaGreedy(shards64[0]!.path, 'Once upon a time', 24)).ids, a.ids);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
