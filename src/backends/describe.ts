@@ -9,6 +9,7 @@ import { isSupportedType } from '../quant/dequantize.js';
 const OP_SET: Record<Exclude<Op, 'none'>, true> = {
   get_rows: true, mul_mat: true, add: true, mul: true, scale: true, rms_norm: true, rope: true,
   swiglu: true, geglu: true, softcap: true, view_cols: true, kv_store: true, attention: true,
+  view_blocks: true, silu: true, sigmoid: true, softplus: true, l2_norm: true, ssm_conv: true, gated_delta_net: true,
 };
 export const COMPUTE_OPS = Object.keys(OP_SET) as Exclude<Op, 'none'>[];
 
@@ -70,6 +71,16 @@ function probes(nTok: number): { op: string; type?: number; graph: Graph; node: 
     const pos = b.leaf('pos', 'input', 'i32', [nTok]);
     const kc = b.leaf('kc', 'state', 'f16', [hd * nHeadKv, nCtx]), vc = b.leaf('vc', 'state', 'f16', [hd * nHeadKv, nCtx]);
     return b.attention(x(b, hd * nHead), kc, vc, pos, { nHead, nHeadKv, headDimK: hd, headDimV: hd, scale: 0.125, softcap: 0, window: 0 }, []);
+  });
+  one('view_blocks', (b) => b.viewBlocks(x(b), 32, 32, 64, 4));
+  one('silu', (b) => b.silu(x(b), hd));
+  one('sigmoid', (b) => b.sigmoid(x(b)));
+  one('softplus', (b) => b.softplus(x(b)));
+  one('l2_norm', (b) => b.l2Norm(x(b), 1e-6, hd));
+  one('ssm_conv', (b) => b.ssmConv(b.leaf('conv', 'state', 'f32', [3 * k]), x(b), b.leaf('w', 'weight', 'f32', [4, k])));
+  one('gated_delta_net', (b) => {
+    const S = 32, hk = 2, hv = 4;
+    return b.gatedDeltaNet(b.leaf('ssm', 'state', 'f32', [S * S * hv]), x(b, S * hk), x(b, S * hk), x(b, S * hv), x(b, hv), x(b, hv), { headDim: S, nHeadK: hk, nHeadV: hv });
   });
   return out;
 }

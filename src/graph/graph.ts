@@ -3,7 +3,7 @@
 // A tensor is a plain descriptor: shape in ggml order (ne0 = row length first, then rows),
 // element type, the op that produces it and its sources. Leaves are weights (placed on a device
 // at load), inputs (token ids, positions, output rows: written before each compute) and
-// persistent state (the KV cache). A model builds the graph once per batch size; the same graph
+// persistent state (the KV cache; the recurrent layers' conv and delta-rule states). A model builds the graph once per batch size; the same graph
 // is then computed for every batch of that size, so decoding allocates nothing.
 //
 // The op set is small on purpose (tinygrad-style): anything a new architecture needs is a
@@ -23,7 +23,14 @@ export type Op =
   | 'softcap' // tanh(a / cap) * cap
   | 'view_cols' // columns [params.offset, params.offset + ne0) of every row of src0
   | 'kv_store' // src0: cache (state), src1: f32 [rowLen, nTok], src2: i32 positions; writes rows at slot=pos
-  | 'attention'; // src0: q [headDim*nHead, nTok], src1: k cache, src2: v cache, src3: i32 positions
+  | 'attention' // src0: q [headDim*nHead, nTok], src1: k cache, src2: v cache, src3: i32 positions
+  | 'view_blocks' // per row: params.count blocks of params.block columns, from params.offset every params.stride
+  | 'silu' // x * sigmoid(x) per row (ggml's SIMD order within rows)
+  | 'sigmoid' // 1 / (1 + exp(-x))
+  | 'softplus' // log(1 + exp(x)), x past 20 passed through
+  | 'l2_norm' // per chunk of params.rowLen values: x / max(sqrt(sum(x^2)), eps)
+  | 'ssm_conv' // src0: conv state (state), src1: f32 [channels, nTok], src2: f32 weight [kernel, channels]; causal depthwise conv, updates the state
+  | 'gated_delta_net'; // src0: S x S state per v-head (state), src1: q, src2: k [S*nHeadK, nTok], src3: v [S*nHeadV, nTok], src4: g, src5: beta [nHeadV, nTok]; updates the state
 
 export type DType = 'f32' | 'f16' | 'i32' | number; // number = a ggml type id for weights
 
@@ -170,6 +177,41 @@ export class GraphBuilder {
     // deps (the kv_store nodes) only order execution: attention must run after this batch's K/V are stored.
     const t = this.add('attention', 'intermediate', 'f32', [p.headDimV * p.nHead, q.shape[1]!], [q, k, v, pos, ...deps], { ...p }, name);
     return t;
+  }
+
+  viewBlocks(a: TensorDesc, offset: number, block: number, stride: number, count: number, name?: string): TensorDesc {
+    const ok = Number.isSafeInteger(offset) && offset >= 0 && isDim(block) && isDim(count) && isDim(stride) && block <= stride && offset + (count - 1) * stride + block <= a.shape[0]!;
+    need(ok, 'view_blocks', () => `${count} blocks of ${block} every ${stride} from ${offset} in rows of ${a.shape[0]}`);
+    return this.add('view_blocks', 'intermediate', 'f32', [block * count, ...a.shape.slice(1)], [a], { offset, block, stride, count }, name);
+  }
+  /** rowLen: ggml's row length (its SIMD runs within rows), a divisor of ne0 */
+  silu(a: TensorDesc, rowLen = a.shape[0]!, name?: string): TensorDesc {
+    need(isDim(rowLen) && a.shape[0]! % rowLen === 0, 'silu', () => `rows of ${rowLen} do not tile rows of ${a.shape[0]}`);
+    return this.add('silu', 'intermediate', 'f32', [...a.shape], [a], { rowLen }, name);
+  }
+  sigmoid(a: TensorDesc, name?: string): TensorDesc { return this.add('sigmoid', 'intermediate', 'f32', [...a.shape], [a], {}, name); }
+  softplus(a: TensorDesc, name?: string): TensorDesc { return this.add('softplus', 'intermediate', 'f32', [...a.shape], [a], {}, name); }
+  l2Norm(a: TensorDesc, eps: number, rowLen: number, name?: string): TensorDesc {
+    need(isDim(rowLen) && a.shape[0]! % rowLen === 0, 'l2_norm', () => `chunks of ${rowLen} do not tile rows of ${a.shape[0]}`);
+    need(Number.isFinite(eps) && eps > 0, 'l2_norm', () => `eps ${eps}`);
+    return this.add('l2_norm', 'intermediate', 'f32', [...a.shape], [a], { eps, rowLen }, name);
+  }
+  /** state: [(kernel - 1) * channels] f32, per channel its kernel - 1 previous inputs (oldest first) */
+  ssmConv(state: TensorDesc, x: TensorDesc, w: TensorDesc, name?: string): TensorDesc {
+    const channels = x.shape[0]!, kernel = w.shape[0]!;
+    need(kernel >= 2 && w.shape[1] === channels && rows(w) === channels, 'ssm_conv', () => `weight ${w.name} [${w.shape.join(', ')}] for ${channels} channels`);
+    need(state.role === 'state' && state.dtype === 'f32' && nElements(state) === (kernel - 1) * channels, 'ssm_conv', () => `state ${state.name} of ${nElements(state)} values for ${channels} channels x ${kernel - 1}`);
+    return this.add('ssm_conv', 'intermediate', 'f32', [...x.shape], [state, x, w], { kernel }, name);
+  }
+  /** state: [S * S * nHeadV] f32 */
+  gatedDeltaNet(state: TensorDesc, q: TensorDesc, k: TensorDesc, v: TensorDesc, g: TensorDesc, beta: TensorDesc, p: { headDim: number; nHeadK: number; nHeadV: number }, name?: string): TensorDesc {
+    const S = p.headDim, nTok = v.shape[1] ?? 1;
+    need(isDim(S) && isDim(p.nHeadK) && isDim(p.nHeadV) && p.nHeadV % p.nHeadK === 0, 'gated_delta_net', () => `${p.nHeadV} v-heads over ${p.nHeadK} k-heads of ${S}`);
+    need(q.shape[0] === S * p.nHeadK && k.shape[0] === S * p.nHeadK && v.shape[0] === S * p.nHeadV, 'gated_delta_net', () => `q/k/v rows of ${q.shape[0]}/${k.shape[0]}/${v.shape[0]} for heads of ${S}`);
+    need(g.shape[0] === p.nHeadV && beta.shape[0] === p.nHeadV, 'gated_delta_net', () => `g/beta rows of ${g.shape[0]}/${beta.shape[0]} for ${p.nHeadV} v-heads`);
+    need([q, k, g, beta].every((t) => (t.shape[1] ?? 1) === nTok), 'gated_delta_net', () => `operands of different token counts`);
+    need(state.role === 'state' && state.dtype === 'f32' && nElements(state) === S * S * p.nHeadV, 'gated_delta_net', () => `state ${state.name} of ${nElements(state)} values for ${p.nHeadV} heads of ${S} x ${S}`);
+    return this.add('gated_delta_net', 'intermediate', 'f32', [...v.shape], [state, q, k, v, g, beta], { ...p }, name);
   }
 
   finish(inputs: Graph['inputs'], output: TensorDesc, nTokens: number, nOutputs: number): Graph {

@@ -2,7 +2,25 @@
 // is checked as it is read (src/models/validate.ts).
 import { GgufError } from '../gguf/errors.js';
 import { metaString, metaArrayLength, type GgufFile } from '../gguf/reader.js';
-import { checkHParams, MAX_DIM, MAX_HEADS, MAX_LAYERS, readIntKey, readIntOrPerLayer, readRealKey } from './validate.js';
+import { checkHParams, MAX_DIM, MAX_HEADS, MAX_LAYERS, readIntKey, readIntOrPerLayer, readPerLayerInts, readRealKey } from './validate.js';
+
+/**
+ * What mixes the tokens in a layer: softmax attention over the KV cache, lfm2's short convolution, or
+ * qwen35's Gated DeltaNet. The last two keep a fixed-size recurrent state per sequence instead of a cache.
+ */
+export type LayerKind = 'attention' | 'shortconv' | 'gdn';
+
+/** The Gated DeltaNet layers' sizes (qwen35: the ssm.* keys). */
+export interface DeltaNetHParams {
+  /** ssm.conv_kernel: width of the causal conv over q, k and v */
+  convKernel: number;
+  /** ssm.state_size: head size S of q, k and v (each head's state is S x S) */
+  headDim: number;
+  /** ssm.group_count: q/k heads */
+  nHeadK: number;
+  /** ssm.time_step_rank: v-heads */
+  nHeadV: number;
+}
 
 export interface HParams {
   arch: string;
@@ -30,7 +48,35 @@ export interface HParams {
   swaLayers: boolean[];
   attnSoftcap: number;
   finalSoftcap: number;
+  /** the token mixer of each layer */
+  layerKinds: LayerKind[];
+  /** lfm2: the short convolution's width (shortconv.l_cache) */
+  shortConvKernel: number;
+  /** qwen35: the Gated DeltaNet layers' sizes */
+  deltaNet?: DeltaNetHParams;
+  /** qwen35: attn_q gives per head [q | gate], the attention output is multiplied by sigmoid(gate) */
+  attnGate: boolean;
+  /** the norm before the FFN (qwen35 names it post_attention_norm) */
+  ffnNormTensor: 'ffn_norm' | 'post_attention_norm';
+  /** the final norm (lfm2 names it token_embd_norm) */
+  outputNormTensor: 'output_norm' | 'token_embd_norm';
 }
+
+/** Layer kinds from the file: lfm2's head_count_kv of 0, qwen35's recurrent_layers or full_attention_interval. */
+function readLayerKinds(f: GgufFile, arch: string, nLayer: number, kvPerLayer: number[] | undefined): LayerKind[] {
+  if (arch === 'lfm2') return Array.from({ length: nLayer }, (_, il) => (kvPerLayer && kvPerLayer[il] === 0 ? 'shortconv' : 'attention'));
+  if (arch === 'qwen35') {
+    const rec = f.metadata.get(`${arch}.attention.recurrent_layers`);
+    if (rec !== undefined) {
+      const a = readPerLayerInts(f, `${arch}.attention.recurrent_layers`, nLayer, 0, 1)!;
+      return a.map((v) => (v ? 'gdn' : 'attention'));
+    }
+    const interval = readIntKey(f, `${arch}.full_attention_interval`, 1, MAX_LAYERS) ?? 4;
+    return Array.from({ length: nLayer }, (_, il) => ((il + 1) % interval !== 0 ? 'gdn' : 'attention'));
+  }
+  return Array.from({ length: nLayer }, () => 'attention');
+}
+
 
 export function readHParams(f: GgufFile): HParams {
   const arch = metaString(f, 'general.architecture');
@@ -48,7 +94,20 @@ export function readHParams(f: GgufFile): HParams {
   const perLayer = (k: string, min: number, max: number) => readIntOrPerLayer(f, key(k), nLayer, min, max);
   const nEmbd = required('embedding_length', int('embedding_length', 1, MAX_DIM));
   const nHead = required('attention.head_count', perLayer('attention.head_count', 1, MAX_HEADS));
-  const nHeadKv = perLayer('attention.head_count_kv', 1, MAX_HEADS) ?? nHead;
+  // lfm2 writes head_count_kv per layer, 0 on its short-conv layers; the attention layers' values must agree
+  const kvPerLayer = arch === 'lfm2' ? readPerLayerInts(f, key('attention.head_count_kv'), nLayer, 0, MAX_HEADS) : undefined;
+  const layerKinds = readLayerKinds(f, arch, nLayer, kvPerLayer);
+  let nHeadKv: number;
+  if (kvPerLayer) {
+    const attn = kvPerLayer.filter((v) => v > 0);
+    const first = attn[0] ?? nHead;
+    const other = attn.find((v) => v !== first);
+    if (other !== undefined) {
+      throw new GgufError('BAD_HPARAM', `metadata ${key('attention.head_count_kv')} has ${first} and ${other} on attention layers; expected the same value on every attention layer (gguf-edge computes uniform layers only)`,
+        f.name, f.metaEntries.get(key('attention.head_count_kv'))?.offset, { key: key('attention.head_count_kv'), expected: 'one value for every attention layer', found: `${first} and ${other}` });
+    }
+    nHeadKv = first;
+  } else nHeadKv = perLayer('attention.head_count_kv', 1, MAX_HEADS) ?? nHead;
   let headDimK = int('attention.key_length', 1, MAX_DIM);
   if (headDimK === undefined) {
     // llama.cpp: n_embd_head_k = n_embd / n_head when the file does not say
@@ -64,7 +123,26 @@ export function readHParams(f: GgufFile): HParams {
   const nVocab = int('vocab_size', 1, MAX_DIM) ?? nTokens ?? embd?.dims[1] ?? 0;
   if (nVocab < 1) throw new GgufError('BAD_HPARAM', 'the vocabulary is empty (no tokens, no vocab_size, no token_embd rows)', f.name, undefined, { key: 'tokenizer.ggml.tokens', expected: 'at least 1 token', found: String(nVocab) });
   const gemma = arch === 'gemma2' || arch === 'gemma3';
-  const ropeNeox = ['qwen2', 'qwen3', 'gemma2', 'gemma3', 'phi3', 'qwen2moe', 'qwen3moe', 'gemma', 'phi2', 'stablelm', 'gptneox'].includes(arch);
+  // qwen35's IMROPE with text positions (p, p, p, 0) rotates like NEOX (fixtures README, Gated attention layer)
+  const ropeNeox = ['qwen2', 'qwen3', 'gemma2', 'gemma3', 'phi3', 'qwen2moe', 'qwen3moe', 'gemma', 'phi2', 'stablelm', 'gptneox', 'lfm2', 'qwen35'].includes(arch);
+  let deltaNet: DeltaNetHParams | undefined;
+  if (layerKinds.includes('gdn')) {
+    deltaNet = {
+      convKernel: required('ssm.conv_kernel', int('ssm.conv_kernel', 2, 64)),
+      headDim: required('ssm.state_size', int('ssm.state_size', 1, MAX_HEADS)),
+      nHeadK: required('ssm.group_count', int('ssm.group_count', 1, MAX_HEADS)),
+      nHeadV: required('ssm.time_step_rank', int('ssm.time_step_rank', 1, MAX_HEADS)),
+    };
+    const inner = int('ssm.inner_size', 1, MAX_DIM);
+    if (inner !== undefined && inner !== deltaNet.headDim * deltaNet.nHeadV) {
+      throw new GgufError('BAD_HPARAM', `metadata ${key('ssm.inner_size')} is ${inner}; expected state_size ${deltaNet.headDim} x time_step_rank ${deltaNet.nHeadV}`,
+        f.name, f.metaEntries.get(key('ssm.inner_size'))?.offset, { key: key('ssm.inner_size'), expected: String(deltaNet.headDim * deltaNet.nHeadV), found: String(inner) });
+    }
+    if (deltaNet.nHeadV % deltaNet.nHeadK !== 0) {
+      throw new GgufError('BAD_HPARAM', `metadata ${key('ssm.time_step_rank')} is ${deltaNet.nHeadV}; expected a multiple of ssm.group_count ${deltaNet.nHeadK} (each v-head reads one q/k head)`,
+        f.name, f.metaEntries.get(key('ssm.time_step_rank'))?.offset, { key: key('ssm.time_step_rank'), expected: `a multiple of ${deltaNet.nHeadK}`, found: String(deltaNet.nHeadV) });
+    }
+  }
   const slidingWindow = int('attention.sliding_window', 0, MAX_DIM) ?? 0;
   // llama.cpp's SWA patterns: gemma2 alternates (every 2nd layer global), gemma3 has 5 local : 1 global.
   const pattern = arch === 'gemma2' ? 2 : arch === 'gemma3' ? 6 : slidingWindow > 0 ? 1 : 0;
@@ -96,6 +174,12 @@ export function readHParams(f: GgufFile): HParams {
     swaLayers,
     attnSoftcap: real('attn_logit_softcapping', 0, true) ?? (arch === 'gemma2' ? 50 : 0),
     finalSoftcap: real('final_logit_softcapping', 0, true) ?? (arch === 'gemma2' ? 30 : 0),
+    layerKinds,
+    shortConvKernel: layerKinds.includes('shortconv') ? required('shortconv.l_cache', int('shortconv.l_cache', 2, 64)) : 0,
+    deltaNet,
+    attnGate: arch === 'qwen35',
+    ffnNormTensor: arch === 'qwen35' ? 'post_attention_norm' : 'ffn_norm',
+    outputNormTensor: arch === 'lfm2' ? 'token_embd_norm' : 'output_norm',
   };
   checkHParams(f, hp);
   return hp;

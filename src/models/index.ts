@@ -7,8 +7,10 @@ import { phi3 } from './phi3.js';
 import { gemma2 } from './gemma2.js';
 import { gemma3 } from './gemma3.js';
 import { smollm3 } from './smollm3.js';
+import { lfm2 } from './lfm2.js';
+import { qwen35 } from './qwen35.js';
 
-const specs: ArchSpec[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3, smollm3];
+const specs: ArchSpec[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3, smollm3, lfm2, qwen35];
 
 export function archSpec(arch: string): ArchSpec | undefined {
   return specs.find((s) => s.names.includes(arch));

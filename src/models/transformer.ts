@@ -24,6 +24,12 @@ export interface ArchSpec {
   ffnAct: 'swiglu' | 'geglu';
   /** false for layers that apply no RoPE to Q and K (smollm3's NoPE layers); default: every layer */
   ropeLayer?(hp: HParams, il: number): boolean;
+  /**
+   * Select the output rows after the final norm rather than before the last layer's residual add (qwen35
+   * in llama.cpp v0.4.0): the last layer then runs at the full batch, which decides its matmuls' summation
+   * order (tinyBLAS for batches, vec_dot for one row).
+   */
+  outputRowsAfterNorm?: boolean;
 }
 
 export interface BuildOptions {
@@ -62,12 +68,12 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
   const qw = hp.nHead * hp.headDimK;
   const kw = hp.nHeadKv * hp.headDimK;
   const vw = hp.nHeadKv * hp.headDimV;
-  for (let il = 0; il < hp.nLayer; il++) {
+
+  /** Softmax attention over the layer's KV cache (qwen35: gated by sigmoid of a per-head gate from attn_q). */
+  const attentionBlock = (h: TensorDesc, il: number): TensorDesc => {
     const p = `blk.${il}`;
-    b.setGroup(p);
     const swa = hp.swaLayers[il]!;
-    const h = norm(x, w(`${p}.attn_norm.weight`));
-    let q: TensorDesc, k: TensorDesc, v: TensorDesc;
+    let q: TensorDesc, k: TensorDesc, v: TensorDesc, gate: TensorDesc | undefined;
     if (has(`${p}.attn_qkv.weight`)) {
       const qkv = linear(h, `${p}.attn_qkv`);
       q = b.viewCols(qkv, 0, qw);
@@ -75,6 +81,12 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
       v = b.viewCols(qkv, qw + kw, vw);
     } else {
       q = linear(h, `${p}.attn_q`);
+      if (hp.attnGate) {
+        // per head [q | gate]
+        const qg = q, hd = hp.headDimK;
+        q = b.viewBlocks(qg, 0, hd, 2 * hd, hp.nHead);
+        gate = b.viewBlocks(qg, hd, hd, 2 * hd, hp.nHead);
+      }
       k = linear(h, `${p}.attn_k`);
       v = linear(h, `${p}.attn_v`);
     }
@@ -97,17 +109,61 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
       nHead: hp.nHead, nHeadKv: hp.nHeadKv, headDimK: hp.headDimK, headDimV: hp.headDimV,
       scale: spec.kqScale(hp), softcap: hp.attnSoftcap, window: swa ? hp.slidingWindow : 0,
     }, [sk, sv]);
-    a = linear(a, `${p}.attn_output`);
-    const pan = opt(`${p}.post_attention_norm.weight`);
+    if (gate) a = b.mul(a, b.sigmoid(gate));
+    return linear(a, `${p}.attn_output`);
+  };
+
+  /**
+   * lfm2's short convolution: [B | C | x] = in_proj·h; C ⊙ conv(B ⊙ x) through out_proj, the conv causal
+   * over the last shortconv.l_cache tokens (the previous ones in the layer's conv state).
+   */
+  const shortConvBlock = (h: TensorDesc, il: number): TensorDesc => {
+    const p = `blk.${il}`, E = hp.nEmbd;
+    const bcx = linear(h, `${p}.shortconv.in_proj`);
+    const bx = b.mul(b.viewCols(bcx, 0, E), b.viewCols(bcx, 2 * E, E));
+    const state = b.leaf(`conv_state_l${il}`, 'state', 'f32', [(hp.shortConvKernel - 1) * E]);
+    const conv = b.ssmConv(state, bx, w(`${p}.shortconv.conv.weight`));
+    return linear(b.mul(b.viewCols(bcx, E, E), conv), `${p}.shortconv.out_proj`);
+  };
+
+  /**
+   * qwen35's Gated DeltaNet: q, k, v from a causal conv (then SiLU) over attn_qkv·h, q and k L2-normalized
+   * per head; beta = sigmoid(ssm_beta·h), decay g = softplus(ssm_alpha·h + dt_bias)·ssm_a; the delta rule
+   * over the layer's S x S state per v-head; then rms(o)·ssm_norm ⊙ silu(z), z = attn_gate·h, through ssm_out.
+   */
+  const deltaNetBlock = (h: TensorDesc, il: number): TensorDesc => {
+    const p = `blk.${il}`, dn = hp.deltaNet!;
+    const S = dn.headDim, qkw = dn.nHeadK * S, vdw = dn.nHeadV * S;
+    const qkv = linear(h, `${p}.attn_qkv`);
+    const z = linear(h, `${p}.attn_gate`);
+    const beta = b.sigmoid(linear(h, `${p}.ssm_beta`));
+    const g = b.mul(b.softplus(b.addT(linear(h, `${p}.ssm_alpha`), w(`${p}.ssm_dt.bias`))), w(`${p}.ssm_a`));
+    const convState = b.leaf(`conv_state_l${il}`, 'state', 'f32', [(dn.convKernel - 1) * (2 * qkw + vdw)]);
+    const conv = b.silu(b.ssmConv(convState, qkv, w(`${p}.ssm_conv1d.weight`)));
+    const q = b.l2Norm(b.viewCols(conv, 0, qkw), hp.eps, S);
+    const k = b.l2Norm(b.viewCols(conv, qkw, qkw), hp.eps, S);
+    const v = b.viewCols(conv, 2 * qkw, vdw);
+    const state = b.leaf(`ssm_state_l${il}`, 'state', 'f32', [S * S * dn.nHeadV]);
+    const out = b.gatedDeltaNet(state, q, k, v, g, beta, dn);
+    return linear(b.mul(norm(out, w(`${p}.ssm_norm.weight`), S), b.silu(z, S)), `${p}.ssm_out`);
+  };
+
+  for (let il = 0; il < hp.nLayer; il++) {
+    const p = `blk.${il}`;
+    b.setGroup(p);
+    const h = norm(x, w(`${p}.attn_norm.weight`));
+    const kind = hp.layerKinds[il]!;
+    let a = kind === 'shortconv' ? shortConvBlock(h, il) : kind === 'gdn' ? deltaNetBlock(h, il) : attentionBlock(h, il);
+    const pan = hp.ffnNormTensor === 'post_attention_norm' ? undefined : opt(`${p}.post_attention_norm.weight`);
     if (pan) a = norm(a, pan);
-    if (il === hp.nLayer - 1 && o.nOutputs !== o.nTokens) {
+    if (il === hp.nLayer - 1 && o.nOutputs !== o.nTokens && !spec.outputRowsAfterNorm) {
       // Only the output rows matter from here on (every later op is row-wise), as llama.cpp does.
       a = b.getRows(a, outRows);
       x = b.getRows(x, outRows);
     }
     x = b.addT(x, a);
 
-    const f = norm(x, w(`${p}.ffn_norm.weight`));
+    const f = norm(x, w(`${p}.${hp.ffnNormTensor}.weight`));
     let act: TensorDesc;
     if (!has(`${p}.ffn_gate.weight`)) {
       // fused [gate; up] in ffn_up (phi3)
@@ -127,8 +183,8 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
     x = b.addT(x, d, `l_out_${il}`);
   }
   b.setGroup('output');
-  if (hp.nLayer === 0 && o.nOutputs !== o.nTokens) x = b.getRows(x, outRows);
-  x = norm(x, w('output_norm.weight'));
+  x = norm(x, w(`${hp.outputNormTensor}.weight`));
+  if ((hp.nLayer === 0 || spec.outputRowsAfterNorm) && o.nOutputs !== o.nTokens) x = b.getRows(x, outRows);
   const out = has('output.weight') ? w('output.weight') : w('token_embd.weight');
   let logits = b.mulMat(out, x, 'result_output');
   if (hp.finalSoftcap > 0) logits = b.softcap(logits, hp.finalSoftcap);

@@ -67,6 +67,24 @@ export function readIntOrPerLayer(f: GgufFile, key: string, nLayer: number, min:
   return first;
 }
 
+/** A per-layer integer array (one value per layer, each in range), or undefined when the key is absent or a scalar. */
+export function readPerLayerInts(f: GgufFile, key: string, nLayer: number, min: number, max: number): number[] | undefined {
+  const raw = f.metadata.get(key);
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'object') { const v = readIntKey(f, key, min, max)!; return Array.from({ length: nLayer }, () => v); }
+  const n = metaArrayLength(f, key) ?? 0;
+  if (n !== nLayer) badHParam(f, key, `${nLayer} values (one per layer, block_count)`, `an array of ${n}`);
+  const a = metaArray(f, key) as ArrayLike<unknown>;
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const e = a[i];
+    const v = typeof e === 'bigint' ? Number(e) : typeof e === 'number' ? e : typeof e === 'boolean' ? Number(e) : NaN;
+    if (!Number.isInteger(v) || v < min || v > max) badHParam(f, `${key}[${i}]`, `an integer in [${min}, ${max}]`, String(e));
+    out.push(v);
+  }
+  return out;
+}
+
 /** Relations between hyperparameters (each was range-checked when read). */
 export function checkHParams(f: GgufFile, hp: HParams): void {
   const k = (s: string) => `${hp.arch}.${s}`;
@@ -121,7 +139,7 @@ export function expectedTensors(f: GgufFile, hp: HParams): { required: Map<strin
   };
   const vocabWhy = `embedding_length ${E} x vocabulary of ${V}`;
   required.set('token_embd.weight', mat(E, V, vocabWhy));
-  required.set('output_norm.weight', vec(E, `embedding_length ${E}`));
+  required.set(`${hp.outputNormTensor}.weight`, vec(E, `embedding_length ${E}`));
   optional.set('output.weight', mat(E, V, vocabWhy));
   optional.set('rope_freqs.weight', vec(hp.ropeDims / 2, `rope.dimension_count ${hp.ropeDims} / 2`));
   const qWhy = `head_count ${hp.nHead} x key_length ${hp.headDimK}`;
@@ -130,18 +148,38 @@ export function expectedTensors(f: GgufFile, hp: HParams): { required: Map<strin
   for (let il = 0; il < hp.nLayer; il++) {
     const p = `blk.${il}`;
     required.set(`${p}.attn_norm.weight`, vec(E, `embedding_length ${E}`));
-    if (f.tensorsByName.has(`${p}.attn_qkv.weight`)) {
+    const kind = hp.layerKinds[il];
+    if (kind === 'shortconv') {
+      linear(required, `${p}.shortconv.in_proj`, E, 3 * E, `embedding_length ${E} -> B, C and x of ${E} each`);
+      required.set(`${p}.shortconv.conv.weight`, { dims: [hp.shortConvKernel, E], vector: true, why: `shortconv.l_cache ${hp.shortConvKernel} x embedding_length ${E}` });
+      linear(required, `${p}.shortconv.out_proj`, E, E, `embedding_length ${E}`);
+    } else if (kind === 'gdn') {
+      const dn = hp.deltaNet!, S = dn.headDim;
+      const qkvWhy = `2 x group_count ${dn.nHeadK} x state_size ${S} + time_step_rank ${dn.nHeadV} x state_size ${S}`;
+      const vWhy2 = `time_step_rank ${dn.nHeadV} x state_size ${S}`;
+      linear(required, `${p}.attn_qkv`, E, (2 * dn.nHeadK + dn.nHeadV) * S, qkvWhy);
+      linear(required, `${p}.attn_gate`, E, dn.nHeadV * S, vWhy2);
+      required.set(`${p}.ssm_conv1d.weight`, { dims: [dn.convKernel, (2 * dn.nHeadK + dn.nHeadV) * S], vector: true, why: `ssm.conv_kernel ${dn.convKernel} x (${qkvWhy})` });
+      required.set(`${p}.ssm_dt.bias`, vec(dn.nHeadV, `time_step_rank ${dn.nHeadV}`));
+      required.set(`${p}.ssm_a`, vec(dn.nHeadV, `time_step_rank ${dn.nHeadV}`));
+      linear(required, `${p}.ssm_beta`, E, dn.nHeadV, `embedding_length ${E} -> time_step_rank ${dn.nHeadV}`);
+      linear(required, `${p}.ssm_alpha`, E, dn.nHeadV, `embedding_length ${E} -> time_step_rank ${dn.nHeadV}`);
+      required.set(`${p}.ssm_norm.weight`, vec(S, `state_size ${S}`));
+      linear(required, `${p}.ssm_out`, dn.nHeadV * S, E, `${vWhy2} -> embedding_length ${E}`);
+    } else if (f.tensorsByName.has(`${p}.attn_qkv.weight`)) {
       linear(required, `${p}.attn_qkv`, E, qw + kw + vw, `(${qWhy}) + (${kWhy}) + (${vWhy})`);
     } else {
-      linear(required, `${p}.attn_q`, E, qw, qWhy);
+      linear(required, `${p}.attn_q`, E, hp.attnGate ? 2 * qw : qw, hp.attnGate ? `${qWhy}, twice (query and gate per head)` : qWhy);
       linear(required, `${p}.attn_k`, E, kw, kWhy);
       linear(required, `${p}.attn_v`, E, vw, vWhy);
     }
-    optional.set(`${p}.attn_q_norm.weight`, vec(hp.headDimK, `key_length ${hp.headDimK}`));
-    optional.set(`${p}.attn_k_norm.weight`, vec(hp.headDimK, `key_length ${hp.headDimK}`));
-    linear(required, `${p}.attn_output`, hp.nHead * hp.headDimV, E, `head_count ${hp.nHead} x value_length ${hp.headDimV} -> embedding_length ${E}`);
-    optional.set(`${p}.post_attention_norm.weight`, vec(E, `embedding_length ${E}`));
-    required.set(`${p}.ffn_norm.weight`, vec(E, `embedding_length ${E}`));
+    if (kind === 'attention') {
+      optional.set(`${p}.attn_q_norm.weight`, vec(hp.headDimK, `key_length ${hp.headDimK}`));
+      optional.set(`${p}.attn_k_norm.weight`, vec(hp.headDimK, `key_length ${hp.headDimK}`));
+      linear(required, `${p}.attn_output`, hp.nHead * hp.headDimV, E, `head_count ${hp.nHead} x value_length ${hp.headDimV} -> embedding_length ${E}`);
+    }
+    if (hp.ffnNormTensor === 'ffn_norm') optional.set(`${p}.post_attention_norm.weight`, vec(E, `embedding_length ${E}`));
+    required.set(`${p}.${hp.ffnNormTensor}.weight`, vec(E, `embedding_length ${E}`));
     const ffWhy = `embedding_length ${E} -> feed_forward_length ${nFf}`;
     if (f.tensorsByName.has(`${p}.ffn_gate.weight`)) {
       linear(required, `${p}.ffn_gate`, E, nFf, ffWhy);

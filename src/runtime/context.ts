@@ -41,7 +41,7 @@ export interface ContextOptions {
 }
 
 export class ContextError extends Error {
-  constructor(readonly code: 'CONTEXT_FULL' | 'BAD_TOKEN' | 'BAD_ARGUMENT' | 'NOT_READY' | 'OVER_BUDGET', message: string) {
+  constructor(readonly code: 'CONTEXT_FULL' | 'BAD_TOKEN' | 'BAD_ARGUMENT' | 'NOT_READY' | 'OVER_BUDGET' | 'RECURRENT_STATE', message: string) {
     super(message);
     this.name = 'ContextError';
   }
@@ -53,14 +53,22 @@ interface CachedPlan {
   kv: Int32Array;
 }
 
-/** One layer's K or V cache: its copies on the devices that run it, which rows of each are current. */
+/**
+ * One persistent state tensor and its copies on the devices that run it. A layer's K or V cache has one row
+ * per position (`valid`: the rows of a copy that are current). A recurrent layer's state (lfm2/qwen35 conv
+ * state, delta-rule state) is one whole row that every token updates in place (`valid`: the position the
+ * copy is at, -1 when stale); it cannot be rolled back to an earlier position.
+ */
 interface KvLeaf {
   name: string;
   rowBytes: number;
+  recurrent: boolean;
   copies: { device: Device; placement: Placement; valid: number }[];
   /** the copy decode uses */
   primary: number;
 }
+
+const stateBytes = (t: TensorDesc) => t.shape.reduce((a, b) => a * b, 1) * (t.dtype === 'f16' ? 2 : 4);
 
 const planKeyNum = (k: PlanKey, cap: number) => (((k.accel ? 1 : 0) * 2 + (k.phase === 'decode' ? 1 : 0)) * (cap + 1) + k.nTokens) * (cap + 1) + k.nOutputs;
 
@@ -71,6 +79,9 @@ export class Context {
   readonly nVocab: number;
   /** tokens currently in the KV cache */
   nPast = 0;
+  /** the model has recurrent layers: their state follows every token and cannot be truncated to an earlier position */
+  recurrent = false;
+  private readonly hasRecurrentLayers: boolean;
   /** KV slots allocated: nCtx plus room for a padded chunk's overhang */
   readonly kvCapacity: number;
   readonly sched: Scheduler;
@@ -106,6 +117,7 @@ export class Context {
       offloadMinBatch: opts.offloadMinBatch, profiler: opts.profiler,
     });
     this.prefillShapes = this.sched.staticShapes('prefill', this.nBatch);
+    this.hasRecurrentLayers = hp.layerKinds.some((k) => k !== 'attention');
     const maxStatic = this.prefillShapes.length ? this.prefillShapes[this.prefillShapes.length - 1]! : 1;
     this.kvCapacity = this.nCtx + maxStatic - 1;
     this.logits = new Float32Array(this.nVocab);
@@ -170,7 +182,6 @@ export class Context {
 
   /** Claims, reservations, KV copies, arenas and the load-time plans. */
   private setup(): void {
-    const hp = this.model.hp;
     let worst = this.worstCases();
     // Each accelerator's reservation (weights it holds, its KV copies, its arena) must fit: drop its
     // last claimed group until it does (those groups run on the next device).
@@ -188,29 +199,29 @@ export class Context {
         }
       }
     }
-    // KV copies: every device that reads a layer's cache in any worst case; decode's is the primary.
-    const eb = this.kvType === 'f16' ? 2 : 4;
+    // State copies (KV caches, recurrent states): every device that reads a state tensor in any worst case;
+    // decode's is the primary.
     const byDevice = worst.map((w) => this.sched.stateDevices(w.graph, w.key));
-    for (let il = 0; il < hp.nLayer; il++) {
-      for (const [kind, width] of [['k', hp.nHeadKv * hp.headDimK], ['v', hp.nHeadKv * hp.headDimV]] as const) {
-        const name = `cache_${kind}_l${il}`;
-        const leaf: KvLeaf = { name, rowBytes: width * eb, copies: [], primary: 0 };
-        const devs: Device[] = [];
-        for (const m of byDevice) { const d = m.get(name); if (d && !devs.includes(d)) devs.push(d); }
-        const primary = byDevice[0]!.get(name) ?? devs[0] ?? this.sched.host;
-        if (!devs.includes(primary)) devs.unshift(primary);
-        for (const d of devs) {
-          const nBytes = leaf.rowBytes * this.kvCapacity;
-          const buf = d.bufferType().allocate(nBytes, 'state');
-          // Touch every page now: memory use is then flat from the first token on, and a cache that
-          // does not fit fails here rather than mid-generation.
-          buf.clear();
-          this.stateBuffers.push(buf);
-          leaf.copies.push({ device: d, placement: { buffer: buf, offset: 0, nBytes }, valid: 0 });
-        }
-        leaf.primary = devs.indexOf(primary);
-        this.kv.push(leaf);
+    for (const t of worst[0]!.graph.tensors) {
+      if (t.role !== 'state') continue;
+      const recurrent = !t.name.startsWith('cache_');
+      const leaf: KvLeaf = { name: t.name, rowBytes: recurrent ? stateBytes(t) : stateBytes(t) / t.shape[1]!, recurrent, copies: [], primary: 0 };
+      const devs: Device[] = [];
+      for (const m of byDevice) { const d = m.get(t.name); if (d && !devs.includes(d)) devs.push(d); }
+      const primary = byDevice[0]!.get(t.name) ?? devs[0] ?? this.sched.host;
+      if (!devs.includes(primary)) devs.unshift(primary);
+      for (const d of devs) {
+        const nBytes = stateBytes(t);
+        const buf = d.bufferType().allocate(nBytes, 'state');
+        // Touch every page now: memory use is then flat from the first token on, and a cache that
+        // does not fit fails here rather than mid-generation. (A recurrent state starts at zeros.)
+        buf.clear();
+        this.stateBuffers.push(buf);
+        leaf.copies.push({ device: d, placement: { buffer: buf, offset: 0, nBytes }, valid: 0 });
       }
+      leaf.primary = devs.indexOf(primary);
+      this.kv.push(leaf);
+      if (recurrent) this.recurrent = true;
     }
     const kvIndex = new Map(this.kv.map((l, i) => [l.name, i]));
     this.sched.setStates((t: TensorDesc, d: Device) => {
@@ -234,14 +245,12 @@ export class Context {
     const held = new Set<string>();
     const kv = new Set<string>();
     let weights = 0, kvBytes = 0;
-    const eb = this.kvType === 'f16' ? 2 : 4;
     for (const w of worst) {
       const states = this.sched.stateDevices(w.graph, w.key);
       for (const [name, sd] of states) {
         if (sd !== d || kv.has(name)) continue;
         kv.add(name);
-        const t = w.graph.tensors.find((x) => x.name === name)!;
-        kvBytes += t.shape[0]! * this.kvCapacity * eb;
+        kvBytes += stateBytes(w.graph.tensors.find((x) => x.name === name)!);
       }
       const owner = this.sched.groupOwners(w.graph, w.key);
       for (const id of w.graph.nodes) {
@@ -313,6 +322,15 @@ export class Context {
   /** Tokens of a chunk starting at `start` of an n-token batch. */
   private chunk(phase: Phase, n: number, start: number): number {
     const rest = n - start;
+    if (phase === 'prefill' && this.prefillShapes.length && this.hasRecurrentLayers) {
+      // Padding a chunk up to a static shape would run the recurrent layers over the pad tokens and
+      // advance their state past the prompt: only chunks that fill a shape exactly (down to 1 token)
+      // go to the accelerator; without one that fits, op by op within the dynamic plans' sizes.
+      let s = 0;
+      for (const x of this.prefillShapes) if (x <= rest) s = x;
+      if (s > 0 && this.sched.offloads('prefill', s)) return s;
+      return Math.max(1, Math.min(rest, this.nBatch, this.sched.offloadMinBatch - 1));
+    }
     if (phase === 'prefill' && this.prefillShapes.length) {
       const s = Math.min(rest, this.prefillShapes[this.prefillShapes.length - 1]!);
       if (this.sched.offloads('prefill', s)) return s;
@@ -377,6 +395,13 @@ export class Context {
       const ci = c.kv[i]!;
       if (ci < 0) continue;
       const leaf = this.kv[i]!, copy = leaf.copies[ci]!;
+      if (leaf.recurrent) {
+        // a recurrent state is current or not at all: the device that ran the last chunk elsewhere hands it over whole
+        if (copy.valid === pos0) continue;
+        this.copyRows(leaf, leaf.copies[leaf.primary]!, copy, 0, 1, 'to_prefill');
+        copy.valid = pos0;
+        continue;
+      }
       if (copy.valid >= pos0) continue;
       // a prefill device lacking rows (decoded elsewhere since its last chunk) receives them first
       const from = leaf.copies[leaf.primary]!;
@@ -395,9 +420,13 @@ export class Context {
       for (let j = 0; j < leaf.copies.length; j++) {
         const cp = leaf.copies[j]!;
         if (j === ci) cp.valid = end;
+        else if (leaf.recurrent) cp.valid = -1;
         else if (cp.valid > pos0) cp.valid = pos0;
       }
-      if (ci !== leaf.primary) {
+      if (ci !== leaf.primary && leaf.recurrent) {
+        this.copyRows(leaf, leaf.copies[ci]!, leaf.copies[leaf.primary]!, 0, 1, 'to_decode');
+        leaf.copies[leaf.primary]!.valid = end;
+      } else if (ci !== leaf.primary) {
         const prim = leaf.copies[leaf.primary]!;
         this.copyRows(leaf, leaf.copies[ci]!, prim, pos0, end, 'to_decode');
         prim.valid = end;
@@ -415,7 +444,10 @@ export class Context {
   }
 
   /** KV bytes one token takes in the cache (all layers, K and V; the primary copy). */
-  get kvBytesPerToken(): number { return this.kv.reduce((a, l) => a + l.rowBytes, 0); }
+  get kvBytesPerToken(): number { return this.kv.reduce((a, l) => a + (l.recurrent ? 0 : l.rowBytes), 0); }
+
+  /** Bytes of recurrent state per sequence (all layers; the primary copy): a fixed size, whatever the length. */
+  get recurrentStateBytes(): number { return this.kv.reduce((a, l) => a + (l.recurrent ? l.rowBytes : 0), 0); }
 
   /** where each layer's cache copies live, for reports */
   kvDevices(): { primary: string; copies: string[] } {
@@ -424,13 +456,24 @@ export class Context {
     return { primary: [...prim].join(','), copies: [...all] };
   }
 
-  /** Forgets every cached token (the cache bytes are simply overwritten later). */
+  /** Forgets every cached token (the cache bytes are simply overwritten later; recurrent states restart at zeros). */
   clear(): void { this.truncate(0); }
 
-  /** Drops cached tokens from position `keep` on (the next decode continues there). */
+  /**
+   * Drops cached tokens from position `keep` on (the next decode continues there). A recurrent model's state
+   * cannot be rolled back (llama.cpp refuses partial removal too): only 0 (clear) or the current length.
+   */
   truncate(keep: number): void {
-    this.nPast = Math.max(0, Math.min(keep, this.nPast));
-    for (const l of this.kv) for (const c of l.copies) if (c.valid > this.nPast) c.valid = this.nPast;
+    const n = Math.max(0, Math.min(keep, this.nPast));
+    if (this.recurrent && n > 0 && n < this.nPast) {
+      throw new ContextError('RECURRENT_STATE', `cannot truncate to ${n} of ${this.nPast} tokens: ${this.model.hp.arch} has recurrent layers, whose state cannot be rolled back (clear the context and evaluate again)`);
+    }
+    if (n < this.nPast) {
+      // n = 0 for a recurrent state: back to zeros on every copy
+      for (const l of this.kv) if (l.recurrent) for (const c of l.copies) { c.placement.buffer.clear(); c.valid = 0; }
+    }
+    this.nPast = n;
+    for (const l of this.kv) if (!l.recurrent) for (const c of l.copies) if (c.valid > n) c.valid = n;
   }
 
   /** Frees the plans, the compute arenas and the KV cache. */

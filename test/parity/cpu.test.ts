@@ -15,8 +15,9 @@ import { GENERIC_TOL, ParityStats, distCount, distributions, parityFixtures, rea
 
 // measured max abs probability error over the supported architectures (`node scripts/run-tests.mjs parity/cpu.test`
 // prints them): q8_0 1.47e-2 (gemma3), q4_0 1.79e-2 (smollm3; 1.10e-2 over the first 6 architectures, gemma2),
-// q4_k 6.91e-3 and q4_k_m 8.78e-3 (qwen3)
-const FAST_TOL: Record<string, number> = { f32: 0, f16: 0, q6_k: 0, q8_0: 1.6e-2, q4_0: 1.9e-2, q4_k: 7.5e-3, q4_k_m: 9.5e-3 };
+// q4_k 6.91e-3 (qwen3) and q4_k_m 1.23e-2 (qwen35, whose recurrent state carries the free-order kernels' last bits
+// from token to token; qwen3 8.78e-3)
+const FAST_TOL: Record<string, number> = { f32: 0, f16: 0, q6_k: 0, q8_0: 1.6e-2, q4_0: 1.9e-2, q4_k: 7.5e-3, q4_k_m: 1.3e-2 };
 
 const device = await createCpuDevice({ threads: 2 });
 after(() => device.close());

@@ -2,7 +2,8 @@
 // context and cpu device; the sampler's argmax picks the next token) start no young-generation (scavenge)
 // collection and leave V8's new space where they found it. An allocation of even 8 bytes per token would
 // show as 12 KB at least (the smallest object, a boxed number, is 12 bytes) against a bound of 10 KB; the probe itself costs ~2 KB. Covers llama and qwen3, gemma2 (softcap attention and
-// logits, geglu), gemma3 (geglu, sliding window) and --numerics exact.
+// logits, geglu), gemma3 (geglu, sliding window), lfm2 (short-conv layers: the conv state updated in place)
+// and --numerics exact.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { probeAllocation } from '../helpers/alloc-probe.js';
@@ -26,7 +27,8 @@ v8.setFlagsFromString('--no-concurrent-osr');
 
 
 for (const [name, numerics] of [['llama-q8_0', 'fast'], ['qwen3-q4_k_m', 'fast'], ['gemma2-q4_0', 'fast'], ['gemma3-q4_k_m', 'fast'],
-  ['qwen3-q4_k_m', 'exact'], ['gemma2-q4_k', 'exact'], ['gemma3-q4_0', 'exact']] as const) {
+  ['lfm2-q4_0', 'fast'],
+  ['qwen3-q4_k_m', 'exact'], ['gemma2-q4_k', 'exact'], ['gemma3-q4_0', 'exact'], ['lfm2-q4_k_m', 'exact']] as const) {
   test(`Context.decode, ${name} (${numerics}): 1,000 tokens allocate nothing`, async () => {
     const device = numerics === 'fast' ? fast : exact;
     const file = openGguf(fixture(`parity/${name}.gguf`));

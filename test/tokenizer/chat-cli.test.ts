@@ -26,7 +26,8 @@ class ScriptedEngine implements ChatEngine {
   cache: number[] = [];
   evaluated: number[][] = [];
   private i = 0;
-  constructor(readonly nCtx: number, private readonly script: number[]) {}
+  /** `recurrent`: like a model with recurrent layers, the cache cannot be truncated except to empty */
+  constructor(readonly nCtx: number, private readonly script: number[], private readonly recurrent = false) {}
   async evaluate(tokens: number[]): Promise<void> {
     assert.ok(this.cache.length + tokens.length <= this.nCtx, 'engine overflow');
     this.cache.push(...tokens);
@@ -35,7 +36,10 @@ class ScriptedEngine implements ChatEngine {
   history: number[] = [];
   setHistory(tokens: number[]): void { this.history = tokens.slice(); }
   sample(): number { const id = this.script[this.i++ % this.script.length]!; this.history.push(id); return id; }
-  truncate(keep: number): void { this.cache.length = Math.min(keep, this.cache.length); }
+  truncate(keep: number): number {
+    this.cache.length = this.recurrent && keep < this.cache.length ? 0 : Math.min(keep, this.cache.length);
+    return this.cache.length;
+  }
   reset(): void { this.cache = []; }
 }
 
@@ -65,6 +69,21 @@ test('ChatSession: second turn evaluates only the new tokens; stop strings are c
   assert.ok(eng.evaluated[0]!.length < prompt2.length / 2, `re-evaluated ${eng.evaluated[0]!.length} of ${prompt2.length}`);
   assert.deepEqual(eng.cache.slice(0, prompt2.length), prompt2);
   assert.equal(s.messages.length, 4);
+});
+
+test('ChatSession on a recurrent model (no partial truncate): a cache that is not a prefix of the next prompt is cleared and the conversation re-evaluated whole', async () => {
+  const tok = stories();
+  const fmt = new ChatFormatter(tok, 'chatml');
+  // the stop string's tokens were evaluated but are not part of the conversation: the cache is no prefix of turn 2
+  const eng = new ScriptedEngine(512, [...tok.tokenize('the cat sat STOP here'), tok.eos!], true);
+  const s = new ChatSession(eng, tok, fmt, { nPredict: 50, stop: ['STOP'] });
+  await s.reply('Hi', () => {});
+  eng.evaluated = [];
+  await s.reply('More', () => {});
+  const conv: ChatMessage[] = [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: ' the cat sat ' }, { role: 'user', content: 'More' }];
+  const prompt2 = tok.tokenize(fmt.render(conv), { addSpecial: true, parseSpecial: true });
+  assert.deepEqual(eng.evaluated[0], prompt2, 'the whole prompt, from an empty cache');
+  assert.deepEqual(eng.cache.slice(0, prompt2.length), prompt2);
 });
 
 test('ChatSession: end-of-generation stops; interruption keeps the partial reply', async () => {

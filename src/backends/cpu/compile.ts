@@ -10,6 +10,7 @@ import { GgmlType } from '../../gguf/ggml-types.js';
 import { computeNode } from '../reference/device.js';
 import { mulMat, mulMatScratchBytes } from '../reference/matmul.js';
 import * as ref from '../reference/ops.js';
+import { gatedDeltaNet, ssmConv } from '../reference/recurrent.js';
 import type { CpuBuffer } from './buffer.js';
 import { profiled, profileKey } from './profile.js';
 import { typeId, wasmAttention, wasmMatmul } from './policy.js';
@@ -93,6 +94,32 @@ export function checkNode(g: Graph, t: TensorDesc, at: (id: number) => Placement
       need(hd > 0 && rowLen % hd === 0 && nDims > 0 && nDims <= hd && nDims % 2 === 0, `rope over ${nDims} of head ${hd} in rows of ${rowLen}`);
       need(nElements(src(0)) >= n && src(1).shape[0]! >= t.shape[1]!, `input of ${nElements(src(0))} values and ${src(1).shape[0]} positions for [${t.shape}]`);
       if (t.src.length > 2) need(nElements(src(2)) >= nDims / 2, `${nElements(src(2))} frequency factors for ${nDims / 2} pairs`);
+      break;
+    }
+    case 'silu': case 'sigmoid': case 'softplus': case 'l2_norm': {
+      need(nElements(src(0)) >= n, `input of ${nElements(src(0))} values for a result of ${n}`);
+      const rowLen = t.params.rowLen as number | undefined;
+      if (rowLen !== undefined) need(rowLen > 0 && t.shape[0]! % rowLen === 0, `rows of ${rowLen} in rows of ${t.shape[0]}`);
+      break;
+    }
+    case 'view_blocks': {
+      const p = t.params, srcW = src(0).shape[0]!, off = p.offset as number, block = p.block as number, stride = p.stride as number, count = p.count as number;
+      need(off >= 0 && block > 0 && count > 0 && block <= stride && off + (count - 1) * stride + block <= srcW && t.shape[0] === block * count, `${count} blocks of ${block} every ${stride} from ${off} in rows of ${srcW}`);
+      need(nElements(src(0)) >= (n / t.shape[0]!) * srcW, `input of ${nElements(src(0))} values for ${n / t.shape[0]!} rows of ${srcW}`);
+      break;
+    }
+    case 'ssm_conv': {
+      const st = src(0), x = src(1), w = src(2), kernel = t.params.kernel as number, ch = x.shape[0]!;
+      need(kernel >= 2 && w.shape[0] === kernel && nElements(w) === kernel * ch, `weight [${w.shape}] for ${ch} channels of width ${kernel}`);
+      need(nElements(st) === (kernel - 1) * ch && n === nElements(x), `state of ${nElements(st)} values / result of ${n} for ${ch} channels x ${kernel - 1}`);
+      break;
+    }
+    case 'gated_delta_net': {
+      const p = t.params, S = p.headDim as number, hk = p.nHeadK as number, hv = p.nHeadV as number, nTok = t.shape[1] ?? 1;
+      need(S > 0 && hk > 0 && hv > 0 && hv % hk === 0 && t.shape[0] === S * hv, `result [${t.shape}] for ${hv} v-heads of ${S}`);
+      need(nElements(src(0)) === S * S * hv, `state of ${nElements(src(0))} values for ${hv} heads of ${S} x ${S}`);
+      need(nElements(src(1)) >= S * hk * nTok && nElements(src(2)) >= S * hk * nTok && nElements(src(3)) >= S * hv * nTok, `q/k/v of ${nElements(src(1))}/${nElements(src(2))}/${nElements(src(3))} values for ${nTok} tokens`);
+      need(nElements(src(4)) >= hv * nTok && nElements(src(5)) >= hv * nTok, `g/beta of ${nElements(src(4))}/${nElements(src(5))} values for ${nTok} tokens of ${hv} heads`);
       break;
     }
     case 'attention': {
@@ -319,6 +346,29 @@ export class Compiler {
           }
           ref.attention(qv, nTok, pos, kv, vv, params, yv, maxPos, ws);
         };
+      }
+      // the recurrent layers' ops: views (and scratch) bound once
+      case 'silu': { const a = in32(0), yv = out(), rowLen = t.params.rowLen as number; return () => ref.silu(a, n, rowLen, yv); }
+      case 'sigmoid': { const a = in32(0), yv = out(); return () => ref.sigmoid(a, n, yv); }
+      case 'softplus': { const a = in32(0), yv = out(); return () => ref.softplus(a, n, yv); }
+      case 'l2_norm': {
+        const a = in32(0), yv = out(), rowLen = t.params.rowLen as number, eps = t.params.eps as number;
+        return () => ref.l2Norm(a, n, rowLen, eps, yv);
+      }
+      case 'view_blocks': {
+        const a = in32(0), yv = out(), p = t.params, rows = n / t.shape[0]!, srcW = src(0).shape[0]!;
+        const off = p.offset as number, block = p.block as number, stride = p.stride as number, count = p.count as number;
+        return () => ref.viewBlocks(a, rows, srcW, off, block, stride, count, yv);
+      }
+      case 'ssm_conv': {
+        const st = in32(0), x = in32(1), w = in32(2), yv = out(), nTok = src(1).shape[1] ?? 1, ch = src(1).shape[0]!, kernel = t.params.kernel as number;
+        return () => ssmConv(st, x, w, nTok, ch, kernel, yv);
+      }
+      case 'gated_delta_net': {
+        const p = { headDim: t.params.headDim as number, nHeadK: t.params.nHeadK as number, nHeadV: t.params.nHeadV as number };
+        const st = in32(0), q = in32(1), k = in32(2), v = in32(3), gv = in32(4), beta = in32(5), yv = out(), nTok = t.shape[1] ?? 1;
+        const delta = new Float32Array(p.headDim);
+        return () => gatedDeltaNet(st, q, k, v, gv, beta, nTok, p, yv, delta);
       }
       default:
         return () => computeNode(g, t, at);

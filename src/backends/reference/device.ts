@@ -6,6 +6,7 @@ import { hostBufferType } from '../host-buffer.js';
 import type { Graph, TensorDesc } from '../../graph/graph.js';
 import { nElements } from '../../graph/graph.js';
 import * as k from './ops.js';
+import { gatedDeltaNet, ssmConv } from './recurrent.js';
 
 const bufferType = hostBufferType('reference-host');
 
@@ -80,6 +81,25 @@ export function computeNode(g: Graph, t: TensorDesc, at: (id: number) => Placeme
       let maxPos = 0;
       for (let i = 0; i < pos.length; i++) if (pos[i]! > maxPos) maxPos = pos[i]!;
       k.attention(inF32(0), q.shape[1]!, pos, cacheView(kc, at(kc.id)), cacheView(vc, at(vc.id)), t.params as unknown as k.AttentionParams, out(), maxPos);
+      return;
+    }
+    case 'silu': k.silu(inF32(0), nElements(t), t.params.rowLen as number, out()); return;
+    case 'sigmoid': k.sigmoid(inF32(0), nElements(t), out()); return;
+    case 'softplus': k.softplus(inF32(0), nElements(t), out()); return;
+    case 'l2_norm': k.l2Norm(inF32(0), nElements(t), t.params.rowLen as number, t.params.eps as number, out()); return;
+    case 'view_blocks': {
+      const p = t.params;
+      k.viewBlocks(inF32(0), nElements(t) / t.shape[0]!, src(0).shape[0]!, p.offset as number, p.block as number, p.stride as number, p.count as number, out());
+      return;
+    }
+    case 'ssm_conv': {
+      const x = src(1);
+      ssmConv(inF32(0), inF32(1), inF32(2), x.shape[1] ?? 1, x.shape[0]!, t.params.kernel as number, out());
+      return;
+    }
+    case 'gated_delta_net': {
+      const p = t.params as unknown as { headDim: number; nHeadK: number; nHeadV: number };
+      gatedDeltaNet(inF32(0), inF32(1), inF32(2), inF32(3), inF32(4), inF32(5), t.shape[1] ?? 1, p, out(), new Float32Array(p.headDim));
       return;
     }
     case 'none': return;

@@ -200,3 +200,93 @@ export function tanhf(xIn: number): number {
   } else z = f(1 - TINY);
   return jx >>> 31 ? -z : z;
 }
+
+// glibc's expf and logf (2.28 and later, from Arm's optimized-routines; the x86-64 FMA builds
+// __expf_fma / __logf_fma that glibc selects on AVX2 machines, with GCC contracting each multiply
+// feeding an add). ggml's scalar CPU paths call them: sigmoid (expf), softplus (logf(1 + expf(x))),
+// the Gated DeltaNet decay (expf) and SiLU's non-SIMD tail. Both work in double and round once to
+// f32, so they are correctly rounded except near rounding boundaries, where the fused double
+// arithmetic decides: reproduced with fma64 (faithful, exact except on exact ties).
+
+// e_exp2f_data.c, EXP2F_TABLE_BITS 5: 2^(i/32) as doubles
+const EXP_N = 32;
+const EXP_POW2 = new Float64Array(EXP_N);
+{
+  const bits = [
+    0x3ff0000000000000n, 0x3fefd9b0d3158574n, 0x3fefb5586cf9890fn, 0x3fef9301d0125b51n,
+    0x3fef72b83c7d517bn, 0x3fef54873168b9aan, 0x3fef387a6e756238n, 0x3fef1e9df51fdee1n,
+    0x3fef06fe0a31b715n, 0x3feef1a7373aa9cbn, 0x3feedea64c123422n, 0x3feece086061892dn,
+    0x3feebfdad5362a27n, 0x3feeb42b569d4f82n, 0x3feeab07dd485429n, 0x3feea47eb03a5585n,
+    0x3feea09e667f3bcdn, 0x3fee9f75e8ec5f74n, 0x3feea11473eb0187n, 0x3feea589994cce13n,
+    0x3feeace5422aa0dbn, 0x3feeb737b0cdc5e5n, 0x3feec49182a3f090n, 0x3feed503b23e255dn,
+    0x3feee89f995ad3adn, 0x3feeff76f2fb5e47n, 0x3fef199bdd85529cn, 0x3fef3720dcef9069n,
+    0x3fef5818dcfba487n, 0x3fef7c97337b9b5fn, 0x3fefa4afa2a490dan, 0x3fefd0765b6e4540n,
+  ];
+  const u = new BigUint64Array(EXP_POW2.buffer);
+  bits.forEach((b, i) => { u[i] = b + (BigInt(i) << 47n); });
+}
+/** C's hex float literal 0x1.<frac>p<exp> (13 hex digits = 52 bits, exact) */
+const hexf = (frac: string, exp: number): number => (1 + parseInt(frac.padEnd(13, '0'), 16) / 2 ** 52) * 2 ** exp;
+const EXP_SHIFT = hexf('8', 52);
+const EXP_INVLN2N = hexf('71547652b82fe', 0) * EXP_N;
+const EXP_C0 = hexf('c6af84b912394', -5) / EXP_N / EXP_N / EXP_N;
+const EXP_C1 = hexf('ebfce50fac4f3', -3) / EXP_N / EXP_N;
+const EXP_C2 = hexf('62e42ff0c52d6', -1) / EXP_N;
+
+/** glibc expf (x86-64 FMA build) of an f32 value */
+export function expf(xIn: number): number {
+  const x = f(xIn);
+  const abstop = (bitsOf(x) >>> 20) & 0x7ff;
+  if (abstop >= 0x42b) { // |x| >= 88 (or inf/nan)
+    if (x === -Infinity) return 0;
+    if (abstop >= 0x7f8) return x + x;
+    if (x > hexf('62e42e', 6)) return Infinity;
+    if (x < -hexf('9fe368', 6)) return 0;
+  }
+  const kd = fma64(EXP_INVLN2N, x, EXP_SHIFT) - EXP_SHIFT;
+  const r = fma64(EXP_INVLN2N, x, -kd);
+  const idx = ((kd % EXP_N) + EXP_N) % EXP_N;
+  const s = EXP_POW2[idx]! * 2 ** ((kd - idx) / EXP_N);
+  const z = fma64(EXP_C0, r, EXP_C1);
+  const y = fma64(z, r * r, fma64(EXP_C2, r, 1));
+  return f(y * s);
+}
+
+// e_logf_data.c, LOGF_TABLE_BITS 4: (1/c, log(c)) per subinterval, ln2 and the log1p polynomial
+const LOG_INVC = [
+  hexf('661ec79f8f3be', 0), hexf('571ed4aaf883d', 0), hexf('49539f0f010b', 0), hexf('3c995b0b80385', 0),
+  hexf('30d190c8864a5', 0), hexf('25e227b0b8ea', 0), hexf('1bb4a4a1a343f', 0), hexf('12358f08ae5ba', 0),
+  hexf('0953f419900a7', 0), 1, hexf('e608cfd9a47ac', -1), hexf('ca4b31f026aa', -1),
+  hexf('b2036576afce6', -1), hexf('9c2d163a1aa2d', -1), hexf('886e6037841ed', -1), hexf('767dcf5534862', -1),
+];
+const LOG_LOGC = [
+  -hexf('57bf7808caade', -2), -hexf('2bef0a7c06ddb', -2), -hexf('01eae7f513a67', -2), -hexf('b31d8a68224e9', -3),
+  -hexf('6574f0ac07758', -3), -hexf('1aa2bc79c81', -3), -hexf('a4e76ce8c0e5e', -4), -hexf('1973c5a611ccc', -4),
+  -hexf('252f438e10c1e', -5), 0, hexf('aa5aa5df25984', -5), hexf('c5e53aa362eb4', -4),
+  hexf('526e57720db08', -3), hexf('bc2860d22477', -3), hexf('1058bc8a07ee1', -2), hexf('4043057b6ee09', -2),
+];
+const LOG_LN2 = hexf('62e42fefa39ef', -1);
+const LOG_A0 = -hexf('00ea348b88334', -2), LOG_A1 = hexf('5575b0be00b6a', -2), LOG_A2 = -hexf('ffffef20a4123', -2);
+
+/** glibc logf (x86-64 FMA build) of an f32 value */
+export function logf(xIn: number): number {
+  let ix = bitsOf(xIn);
+  if (ix === 0x3f800000) return 0;
+  if (ix - 0x00800000 >>> 0 >= 0x7f800000 - 0x00800000) {
+    if ((ix & 0x7fffffff) === 0) return -Infinity;
+    if (ix === 0x7f800000) return Infinity;
+    if ((ix & 0x80000000) !== 0 || (ix & 0x7fffffff) > 0x7f800000) return NaN;
+    ix = bitsOf(f(fromBits(ix) * 2 ** 23)) - (23 << 23); // subnormal: normalize
+  }
+  const tmp = (ix - 0x3f330000) | 0;
+  const i = (tmp >>> 19) & 15;
+  const k = tmp >> 23;
+  const z = fromBits(ix - (tmp & (0x1ff << 23)));
+  const r = fma64(z, LOG_INVC[i]!, -1);
+  const y0 = fma64(k, LOG_LN2, LOG_LOGC[i]!);
+  const r2 = r * r;
+  let y = fma64(LOG_A1, r, LOG_A2);
+  y = fma64(LOG_A0, r2, y);
+  y = fma64(y, r2, y0 + r);
+  return f(y);
+}

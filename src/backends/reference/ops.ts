@@ -9,7 +9,7 @@ import { dequantizeRow } from '../../quant/dequantize.js';
 import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
 import { dotF16Order, dotF16Vec, reduceAdd16 } from './f16-dot.js';
 import { fmaf } from '../../quant/rounding.js';
-import { tanhf } from './libm.js';
+import { expf, logf, tanhf } from './libm.js';
 import { ropeCacheRow, ropeThetaScale } from '../rope-cache.js';
 
 export { mulMat } from './matmul.js';
@@ -75,6 +75,58 @@ export function swiglu(a: Float32Array, b: Float32Array, n: number, y: Float32Ar
   for (let i = 0; i < n; i++) {
     const x = a[i]!;
     y[i] = Math.fround(x / Math.fround(1 + expfV(-x))) * b[i]!;
+  }
+}
+
+/**
+ * ggml_vec_silu_f32 per row of `rowLen` (AVX-512): 16 lanes at a time x / (1 + v_expf(-x)); a row's last
+ * rowLen % 16 values through the scalar ggml_silu_f32, x / (1 + expf(-x)) with glibc's expf.
+ */
+export function silu(x: Float32Array, n: number, rowLen: number, y: Float32Array): void {
+  const simd = rowLen & ~15;
+  for (let r = 0; r < n; r += rowLen) {
+    for (let i = r; i < r + rowLen; i++) {
+      const v = x[i]!;
+      y[i] = Math.fround(v / Math.fround(1 + (i - r < simd ? expfV(-v) : expf(-v))));
+    }
+  }
+}
+
+/** ggml's sigmoid (unary op, scalar): 1 / (1 + expf(-x)), glibc expf, in f32. */
+export function sigmoid(x: Float32Array, n: number, y: Float32Array): void {
+  for (let i = 0; i < n; i++) y[i] = Math.fround(1 / Math.fround(1 + expf(-x[i]!)));
+}
+
+/** ggml's softplus (unary op, scalar): x > 20 ? x : logf(1 + expf(x)), glibc expf/logf, in f32. */
+export function softplus(x: Float32Array, n: number, y: Float32Array): void {
+  for (let i = 0; i < n; i++) {
+    const v = x[i]!;
+    y[i] = v > 20 ? v : logf(Math.fround(1 + expf(v)));
+  }
+}
+
+/**
+ * ggml_compute_forward_l2_norm_f32 per chunk of `rowLen`: x / max(sqrt(sum x^2), eps), the squares
+ * (f32 products) summed in double, the sum rounded to f32 before sqrtf.
+ */
+export function l2Norm(x: Float32Array, n: number, rowLen: number, eps: number, y: Float32Array): void {
+  const epsF = Math.fround(eps);
+  for (let r = 0; r < n; r += rowLen) {
+    let sum = 0;
+    for (let i = 0; i < rowLen; i++) { const v = x[r + i]!; sum += Math.fround(v * v); }
+    const scale = Math.fround(1 / Math.max(Math.fround(Math.sqrt(Math.fround(sum))), epsF));
+    for (let i = 0; i < rowLen; i++) y[r + i] = Math.fround(x[r + i]! * scale);
+  }
+}
+
+/** Blocks of a row: out row = for b < count: src[offset + b*stride .. + block) (e.g. the q half of each head of [q | gate] heads). */
+export function viewBlocks(x: Float32Array, rows: number, srcW: number, offset: number, block: number, stride: number, count: number, y: Float32Array): void {
+  const w = block * count;
+  for (let r = 0; r < rows; r++) {
+    for (let b = 0; b < count; b++) {
+      const so = r * srcW + offset + b * stride, yo = r * w + b * block;
+      for (let i = 0; i < block; i++) y[yo + i] = x[so + i]!;
+    }
   }
 }
 

@@ -22,8 +22,11 @@ export interface ChatEngine {
   setHistory(tokens: number[]): void;
   /** picks the next token from the last distribution and records it in the sampler's penalty history */
   sample(): number;
-  /** keeps the first `keep` cached tokens */
-  truncate(keep: number): void;
+  /**
+   * keeps the first `keep` cached tokens, or fewer: returns how many it kept (a model with recurrent layers
+   * cannot roll its state back, so anything short of the whole cache clears it)
+   */
+  truncate(keep: number): number;
   /** forgets everything (cache and sampler history) */
   reset(): void;
 }
@@ -131,7 +134,7 @@ export class ChatSession {
     let common = 0;
     while (common < this.cached.length && common < prompt.length && this.cached[common] === prompt[common]) common++;
     if (common === prompt.length) common--; // need logits for the last prompt token
-    this.engine.truncate(common);
+    common = this.engine.truncate(common);
     this.cached = prompt.slice(0, common);
     await this.engine.evaluate(prompt.slice(common));
     this.cached = prompt.slice();
@@ -195,8 +198,8 @@ export class ChatSession {
         const nDiscard = Math.max(1, Math.floor(nLeft / 2));
         const kept = [...this.cached.slice(0, nKeep), ...this.cached.slice(nKeep + nDiscard)];
         this.notice(`context full: shifted the context, kept the first ${nKeep} token(s) (BOS and system prompt), discarded ${nDiscard} token(s)`);
-        this.engine.truncate(nKeep);
-        await this.engine.evaluate([...kept.slice(nKeep), id]);
+        const n = this.engine.truncate(nKeep);
+        await this.engine.evaluate([...kept.slice(n), id]);
         this.cached = [...kept, id];
         continue;
       }
@@ -394,7 +397,11 @@ export const command: Command = {
         sampler.accept(id);
         return id;
       },
-      truncate(keep) { ctx.truncate(keep); },
+      truncate(keep) {
+        if (ctx.recurrent && keep < ctx.nPast) { ctx.clear(); return 0; }
+        ctx.truncate(keep);
+        return ctx.nPast;
+      },
       reset() { ctx.clear(); sampler.reset(); logits = null; },
     };
     const interactive = process.stdin.isTTY === true;

@@ -58,6 +58,10 @@ export const THRESHOLDS: Record<string, number> = {
   view_cols: 0,
   kv_store: 0, // f32 copy or IEEE round-to-nearest to f16: one right answer
   add: 1e-7, mul: 1e-7, scale: 1e-7, rms_norm: 1e-7, rope: 1e-7, swiglu: 1e-7, geglu: 1e-7, softcap: 1e-7,
+  view_blocks: 0,
+  silu: 1e-7, sigmoid: 1e-7, softplus: 1e-7, l2_norm: 1e-7,
+  // the recurrent ops over several steps: a device may reorder the conv's and the delta rule's f32 sums
+  ssm_conv: 1e-7, gated_delta_net: 1e-7,
 };
 
 const FLOATS = new Set<number>([GgmlType.F32, GgmlType.F16, GgmlType.BF16]);
@@ -184,6 +188,65 @@ export function buildCases(o: SuiteOptions): CaseSpec[] {
         const a = b.leaf('a', 'input', 'f32', [rows, nTok]);
         return { out: b.viewCols(a, 7, 13), data: [[a, f32b(r.f32(rows * nTok, 12))]] };
       }), m);
+    }
+  }
+  // the recurrent layers' element-wise ops: SIMD rows and scalar tails (row lengths not a multiple of 16)
+  for (const [len, rowLen] of (full ? [[64, 64], [96, 32], [37, 37], [74, 37]] : [[96, 32], [37, 37]]) as [number, number][]) {
+    for (const m of toks(full ? [1, 3] : [3])) {
+      add('silu', `rowLen ${rowLen}`, (nTok, r) => single(nTok, (b) => {
+        const a = b.leaf('a', 'input', 'f32', [len, nTok]);
+        return { out: b.silu(a, rowLen), data: [[a, f32b(r.f32(len * nTok, 12))]] };
+      }), m);
+      add('l2_norm', `rowLen ${rowLen}`, (nTok, r) => single(nTok, (b) => {
+        const a = b.leaf('a', 'input', 'f32', [len, nTok]);
+        return { out: b.l2Norm(a, 1e-6, rowLen), data: [[a, f32b(r.f32(len * nTok, 4))]] };
+      }), m);
+    }
+  }
+  for (const m of toks(full ? [1, 3] : [3])) {
+    for (const op of ['sigmoid', 'softplus'] as const) {
+      add(op, 'inputs within +-30', (nTok, r) => single(nTok, (b) => {
+        const a = b.leaf('a', 'input', 'f32', [37, nTok]);
+        return { out: op === 'sigmoid' ? b.sigmoid(a) : b.softplus(a), data: [[a, f32b(r.f32(37 * nTok, 30))]] };
+      }), m);
+    }
+    add('view_blocks', '3 blocks of 5 every 12 from 2', (nTok, r) => single(nTok, (b) => {
+      const a = b.leaf('a', 'input', 'f32', [40, nTok]);
+      return { out: b.viewBlocks(a, 2, 5, 12, 3), data: [[a, f32b(r.f32(40 * nTok, 12))]] };
+    }), m);
+  }
+  // ssm_conv and gated_delta_net: a prompt, then one-token steps, the state carried from step to step
+  for (const [channels, kernel] of (full ? [[37, 3], [64, 4]] : [[37, 3]]) as [number, number][]) {
+    for (const m of toks(full ? [1, 5] : [5])) {
+      add('ssm_conv', `${channels} channels, width ${kernel}, 3 steps of ${m}`, (nTok, r) => {
+        const c = single(nTok, (b) => {
+          const st = b.leaf('conv', 'state', 'f32', [(kernel - 1) * channels]);
+          const x = b.leaf('x', 'input', 'f32', [channels, nTok]), w = b.leaf('w', 'weight', 'f32', [kernel, channels]);
+          return { out: b.ssmConv(st, x, w), data: [[w, f32b(r.f32(kernel * channels, 1))]] };
+        });
+        const x = c.graph.tensors.find((t) => t.name === 'x')!;
+        c.steps = [0, 1, 2].map(() => new Map([[x.id, f32b(r.f32(channels * nTok, 3))]]));
+        return c;
+      }, m);
+    }
+  }
+  for (const [S, hk, hv] of (full ? [[32, 2, 4], [16, 1, 1], [64, 2, 2]] : [[32, 2, 4]]) as [number, number, number][]) {
+    for (const m of toks(full ? [1, 5] : [5])) {
+      add('gated_delta_net', `S ${S}, k-heads ${hk}, v-heads ${hv}, 3 steps of ${m}`, (nTok, r) => {
+        const c = single(nTok, (b) => {
+          const st = b.leaf('ssm', 'state', 'f32', [S * S * hv]);
+          const [q, k, v, g, beta] = ([['q', S * hk], ['k', S * hk], ['v', S * hv], ['g', hv], ['beta', hv]] as const).map(([n, w]) => b.leaf(n, 'input', 'f32', [w, nTok]));
+          return { out: b.gatedDeltaNet(st, q!, k!, v!, g!, beta!, { headDim: S, nHeadK: hk, nHeadV: hv }), data: [] };
+        });
+        const leaf = (n: string) => c.graph.tensors.find((t) => t.name === n)!.id;
+        // q and k unit-length per head (as after l2_norm), g < 0 (a decay), beta in (0, 1)
+        const unit = (n: number) => { const a = r.f32(n, 1); for (let h = 0; h < n; h += S) { let ss = 0; for (let i = h; i < h + S; i++) ss += a[i]! * a[i]!; for (let i = h; i < h + S; i++) a[i]! /= Math.sqrt(ss); } return a; };
+        c.steps = [0, 1, 2].map(() => new Map([
+          [leaf('q'), f32b(unit(S * hk * nTok))], [leaf('k'), f32b(unit(S * hk * nTok))], [leaf('v'), f32b(r.f32(S * hv * nTok, 2))],
+          [leaf('g'), f32b(Float32Array.from(r.f32(hv * nTok, 1), (x) => -2 * Math.abs(x)))], [leaf('beta'), f32b(Float32Array.from(r.f32(hv * nTok, 1), (x) => 0.5 + 0.45 * x))],
+        ]));
+        return c;
+      }, m);
     }
   }
   // rms_norm: whole rows and per-head chunks

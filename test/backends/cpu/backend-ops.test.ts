@@ -77,6 +77,7 @@ for (const [title, ops] of [
   ['rms_norm: whole rows and per-head chunks', ['rms_norm']],
   ['rope: normal and NeoX, partial dims, freq factors, large positions', ['rope']],
   ['kv_store and attention: f16/f32 cache, prompt then decode steps, GQA, window, softcap', ['kv_store', 'attention']],
+  ['recurrent layers: view_blocks, silu, sigmoid, softplus, l2_norm, ssm_conv and gated_delta_net over steps', ['view_blocks', 'silu', 'sigmoid', 'softplus', 'l2_norm', 'ssm_conv', 'gated_delta_net']],
 ] as const) {
   test(title, async () => {
     const cases = CASES.filter((s) => (ops as readonly string[]).includes(s.op));
