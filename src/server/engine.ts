@@ -7,6 +7,7 @@ import type { Tokenizer } from '../tokenizer/index.js';
 import { createSampler, type Sampler, type SamplerParams } from '../runtime/sampler.js';
 import type { StreamingDetokenizer } from '../tokenizer/index.js';
 import { ApiError, asApiError } from './errors.js';
+import { grammarConstraint, type Grammar, type TokenConstraint } from '../grammar/index.js';
 import type { SeqContext, SeqEntry } from './seq-context.js';
 
 export interface TaskSpec {
@@ -20,6 +21,8 @@ export interface TaskSpec {
   topLogprobs: number;
   /** reuse the slot's cached prefix (default true, as llama-server) */
   cachePrompt: boolean;
+  /** constrain the output to this grammar (src/grammar): the budget rule applies and the task ends when it does */
+  grammar?: Grammar;
 }
 
 export interface TokenProb { id: number; token: string; bytes: number[]; logprob: number }
@@ -70,6 +73,7 @@ interface Slot {
   /** the sampled token not yet in the cache (input of the next decode) */
   pending: number;
   sampler?: Sampler;
+  constraint?: TokenConstraint;
   detok?: StreamingDetokenizer;
   tokens: number[];
   text: string;
@@ -184,6 +188,7 @@ export class Engine {
     s.task = undefined;
     s.state = 'idle';
     s.sampler = undefined;
+    s.constraint = undefined;
     s.detok = undefined;
     s.lastUsed = ++this.clock;
   }
@@ -218,7 +223,8 @@ export class Engine {
     s.text = '';
     s.held = '';
     s.logprobs = [];
-    s.sampler = createSampler(this.ctx.nVocab, t.spec.sampling);
+    s.constraint = t.spec.grammar ? grammarConstraint(t.spec.grammar, this.tok) : undefined;
+    s.sampler = createSampler(this.ctx.nVocab, t.spec.sampling, s.constraint ?? null);
     for (const id of p) s.sampler.accept(id); // the penalties see the prompt, as `run` does
     s.detok = this.tok.stream({ special: false });
     s.tStart = performance.now();
@@ -294,7 +300,21 @@ export class Engine {
   private onLogits(s: Slot, logits: Float32Array): void {
     const t = s.task!, spec = t.spec;
     if (spec.nPredict === 0) return this.finish(s, 'length', false);
-    const id = s.sampler!.sample(logits);
+    const c = s.constraint;
+    let id: number;
+    try {
+      // the budget rule: the grammar must be able to finish within the tokens this task may still produce
+      if (c) c.remaining = Math.min(spec.nPredict >= 0 ? spec.nPredict - s.tokens.length : Infinity, this.ctx.nCtxSeq - s.cached.length + 1);
+      id = s.sampler!.sample(logits);
+      c?.accept(id);
+    } catch (e) {
+      // a grammar the vocabulary cannot continue: the task fails, the slot is freed
+      const t0 = s.task!;
+      this.free(s);
+      this.stats.tasksFailed++;
+      t0.ev.onError(new ApiError(500, 'server_error', `${(e as { code?: string }).code ? `[${(e as { code: string }).code}] ` : ''}${(e as Error).message}`));
+      return;
+    }
     s.sampler!.accept(id);
     if (s.tokens.length === 0) {
       const ttft = (performance.now() - t.tSubmit) / 1000;
@@ -303,13 +323,14 @@ export class Engine {
     }
     s.tokens.push(id);
     const lp = spec.topLogprobs >= 0 ? tokenLogprob(this.tok, logits, id, spec.topLogprobs) : undefined;
-    if (!spec.ignoreEos && this.tok.isEog(id)) {
+    if ((!spec.ignoreEos || c) && this.tok.isEog(id)) {
       if (lp) s.logprobs.push(lp);
       return this.finish(s, 'stop', false);
     }
     if (lp) s.logprobs.push(lp);
     const stopped = this.feed(s, s.detok!.push(id), false);
     if (stopped !== undefined) return this.finish(s, 'stop', false, stopped);
+    if (c?.done) return this.finish(s, 'stop', false);
     if (spec.nPredict >= 0 && s.tokens.length >= spec.nPredict) return this.finish(s, 'length', false);
     if (s.cached.length + 1 > this.ctx.nCtxSeq) return this.finish(s, 'length', true);
     s.pending = id;

@@ -1,11 +1,13 @@
 // Request parsing and validation for the generation routes, in one place: JSON body -> the tasks the engine
-// runs (one per choice). Every field is type-checked; a bad one is a 400 naming it. Fields that belong to
-// constrained output (response_format, grammar, json_schema, tools) go through parseConstraints, the one
-// place where grammar support plugs in; until it does they are answered with 400 not_supported_error.
+// runs (one per choice). Every field is type-checked; a bad one is a 400 naming it. Constrained output
+// (response_format, grammar, json_schema, tools/tool_choice) goes through parseConstraints: the grammar is
+// parsed (and a JSON Schema converted) here, so a bad one is a 400 before any slot is taken.
 import type { Tokenizer } from '../tokenizer/index.js';
 import { ChatTemplateError, type ChatFormatter, type ChatMessage } from '../tokenizer/chat-template.js';
 import type { SamplerParams } from '../runtime/sampler.js';
 import { ApiError, badRequest, exceedContext, notSupported } from './errors.js';
+import { GrammarError, GrammarMatcher, jsonSchemaToGrammar, parseGbnf, type Grammar } from '../grammar/index.js';
+import { parseTools, templateTools, toolCallGrammar, toolFormat, type ToolChoice, type ToolDef, type ToolFormat } from './tools.js';
 import type { TaskSpec } from './engine.js';
 
 export type Body = Record<string, unknown>;
@@ -30,6 +32,8 @@ export interface GenerationRequest {
   spec: Omit<TaskSpec, 'prompt'>;
   /** the rendered chat prompt (chat only) */
   promptText?: string;
+  /** chat with tools: the reply is parsed for tool calls */
+  tools?: Constraints['tools'];
 }
 
 /** The body must be a JSON object. */
@@ -71,24 +75,79 @@ function stopList(b: Body): string[] {
   return (list as string[]).filter((s) => s.length > 0);
 }
 
-/**
- * Constrained output: response_format, grammar, json_schema, tools/tool_choice. The grammar work plugs in
- * here (it returns what the sampler needs); today a field that asks for a constraint is a 400.
- */
-export function parseConstraints(b: Body): void {
-  if (present(b, 'response_format')) {
-    const rf = b.response_format as { type?: unknown };
-    if (typeof rf !== 'object' || Array.isArray(rf) || typeof rf.type !== 'string') throw badRequest('"response_format" must be an object with a "type"');
-    if (rf.type !== 'text') throw notSupported('response_format', `type "${rf.type}" is not supported by this server yet (only "text")`);
+/** What a request asks the sampler to be constrained by, and the tools its reply may call. */
+export interface Constraints {
+  /** the parsed grammar (response_format json_object / json_schema, grammar, json_schema, a forced tool call) */
+  grammar?: Grammar;
+  /** the fewest tokens that complete it */
+  minTokens?: number;
+  tools?: { format: ToolFormat; defs: ToolDef[]; choice: ToolChoice };
+}
+
+function compileGrammar(gbnf: string, field: string): Pick<Constraints, 'grammar' | 'minTokens'> {
+  try {
+    const grammar = parseGbnf(gbnf);
+    const m = new GrammarMatcher(grammar);
+    return { grammar, minTokens: m.dist[m.initial]! };
+  } catch (e) {
+    if (e instanceof GrammarError) throw new ApiError(400, 'invalid_request_error', `"${field}": ${e.message}`, { param: field, grammar_error: e.code, ...(e.line ? { line: e.line, column: e.column } : {}), ...(e.path ? { schema_path: e.path } : {}) });
+    throw e;
   }
-  for (const k of ['grammar', 'json_schema']) if (present(b, k)) throw notSupported(k);
-  if (present(b, 'tools') && (!Array.isArray(b.tools) || b.tools.length > 0)) throw notSupported('tools');
-  if (present(b, 'tool_choice') && b.tool_choice !== 'none' && b.tool_choice !== 'auto') throw notSupported('tool_choice');
+}
+function schemaGrammar(schema: unknown, field: string): string {
+  if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) throw badRequest(`"${field}" must be a JSON Schema (an object)`);
+  try {
+    return jsonSchemaToGrammar(schema);
+  } catch (e) {
+    if (e instanceof GrammarError) {
+      const type = e.code === 'SCHEMA_UNSUPPORTED' ? 'not_supported_error' : 'invalid_request_error';
+      throw new ApiError(400, type, `"${field}": ${e.message}`, { param: field, grammar_error: e.code, schema_path: e.path });
+    }
+    throw e;
+  }
+}
+
+/**
+ * Constrained output (llama-server's fields): response_format {type: text | json_object (optional
+ * "schema") | json_schema ({json_schema: {schema}})}, grammar (GBNF), json_schema, and for chat
+ * tools / tool_choice (the template must support tools). At most one grammar source.
+ */
+export function parseConstraints(b: Body, templateSource: string | null = null, chat = false): Constraints {
+  const sources: [string, string][] = [];
+  if (present(b, 'response_format')) {
+    const rf = b.response_format as Body;
+    if (typeof rf !== 'object' || Array.isArray(rf) || typeof rf.type !== 'string') throw badRequest('"response_format" must be an object with a "type"');
+    if (rf.type === 'json_object') sources.push(['response_format', schemaGrammar(present(rf, 'schema') ? rf.schema : { type: 'object' }, 'response_format.schema')]);
+    else if (rf.type === 'json_schema') {
+      const js = rf.json_schema as Body;
+      if (typeof js !== 'object' || js === null || Array.isArray(js)) throw badRequest('"response_format.json_schema" must be an object with a "schema"');
+      if (!present(js, 'schema')) throw badRequest('"response_format.json_schema.schema" is required');
+      sources.push(['response_format', schemaGrammar(js.schema, 'response_format.json_schema.schema')]);
+    } else if (rf.type !== 'text') throw badRequest(`"response_format.type" must be "text", "json_object" or "json_schema", got "${rf.type}"`);
+  }
+  if (present(b, 'grammar')) {
+    if (typeof b.grammar !== 'string') throw badRequest('"grammar" must be a GBNF string');
+    sources.push(['grammar', b.grammar]);
+  }
+  if (present(b, 'json_schema')) sources.push(['json_schema', schemaGrammar(b.json_schema, 'json_schema')]);
+  let tools: Constraints['tools'];
+  if (present(b, 'tools') || present(b, 'tool_choice')) {
+    if (!chat) throw badRequest('"tools" apply to /v1/chat/completions only');
+    const t = parseTools(b.tools ?? [], b.tool_choice);
+    if (t.choice !== 'none') {
+      const format = toolFormat(templateSource);
+      if (!format) throw notSupported('tools', 'need a chat template with tool calling (e.g. Qwen3, Llama 3.x; --chat-template FILE)');
+      tools = { format, defs: t.tools, choice: t.choice };
+      if (t.choice !== 'auto') sources.push(['tool_choice', toolCallGrammar(format, t.tools, t.choice)]);
+    }
+  }
+  if (sources.length > 1) throw badRequest(`give one of response_format, grammar, json_schema or a forced tool_choice, not ${sources.map((x) => x[0]).join(' and ')}`);
   if (present(b, 'logit_bias')) {
     const lb = b.logit_bias;
     const empty = (Array.isArray(lb) && lb.length === 0) || (typeof lb === 'object' && !Array.isArray(lb) && Object.keys(lb as object).length === 0);
     if (!empty) throw notSupported('logit_bias');
   }
+  return { ...(sources.length ? compileGrammar(sources[0]![1], sources[0]![0]) : {}), ...(tools ? { tools } : {}) };
 }
 
 /** Sampling, limits, stop and logprob fields shared by both routes. */
@@ -187,9 +246,15 @@ export function parseMessages(b: Body): ChatMessage[] {
       });
       text = parts.join('\n');
     } else if ((content === null || content === undefined) && role === 'assistant' && present(m as Body, 'tool_calls')) {
-      throw notSupported(`messages[${i}].tool_calls`);
+      text = '';
     } else throw badRequest(`messages[${i}].content must be a string or an array of text parts`);
-    out.push({ role, content: text });
+    const msg: ChatMessage = { role, content: text };
+    if (role === 'assistant' && present(m as Body, 'tool_calls')) msg.tool_calls = messageToolCalls((m as Body).tool_calls, i);
+    if (role === 'tool' && present(m as Body, 'tool_call_id')) {
+      if (typeof (m as Body).tool_call_id !== 'string') throw badRequest(`messages[${i}].tool_call_id must be a string`);
+      msg.tool_call_id = (m as Body).tool_call_id;
+    }
+    out.push(msg);
   });
   if (out.length >= 2 && out[out.length - 1]!.role === 'assistant' && out[out.length - 2]!.role === 'assistant') {
     throw badRequest('the messages cannot end with two assistant messages');
@@ -197,8 +262,22 @@ export function parseMessages(b: Body): ChatMessage[] {
   return out;
 }
 
+/** An assistant message's tool_calls as templates read them: arguments as an object (HF's convention). */
+function messageToolCalls(v: unknown, i: number): unknown[] {
+  if (!Array.isArray(v)) throw badRequest(`messages[${i}].tool_calls must be an array`);
+  return v.map((c, j) => {
+    const f = (c as Body)?.function as Body | undefined;
+    if (typeof c !== 'object' || c === null || typeof f !== 'object' || f === null || typeof f.name !== 'string') throw badRequest(`messages[${i}].tool_calls[${j}] must be {"type": "function", "function": {"name", "arguments"}}`);
+    let args: unknown = f.arguments ?? {};
+    if (typeof args === 'string') {
+      try { args = JSON.parse(args); } catch { throw badRequest(`messages[${i}].tool_calls[${j}].function.arguments is not JSON`); }
+    }
+    return { id: (c as Body).id, type: 'function', function: { name: f.name, arguments: args } };
+  });
+}
+
 export function parseChat(b: Body, tok: Tokenizer, fmt: ChatFormatter, d: ServerDefaults): GenerationRequest {
-  parseConstraints(b);
+  const cons = parseConstraints(b, fmt.templateSource, true);
   const messages = parseMessages(b);
   const c = common(b, d);
   const logprobs = boolean(b, 'logprobs') ?? false;
@@ -207,27 +286,37 @@ export function parseChat(b: Body, tok: Tokenizer, fmt: ChatFormatter, d: Server
   const prefill = messages[messages.length - 1]!.role === 'assistant';
   let promptText: string;
   try {
-    promptText = fmt.render(messages, { addGenerationPrompt: !prefill });
+    promptText = fmt.render(messages, { addGenerationPrompt: !prefill, ...(cons.tools ? { tools: templateTools(cons.tools.defs) } : {}) });
   } catch (e) {
     if (e instanceof ChatTemplateError) throw badRequest(`the chat template cannot render these messages: ${e.message}`);
     throw e;
   }
   const prompt = checkLength(tok.tokenize(promptText, { addSpecial: true, parseSpecial: true }), d);
+  checkBudget(cons, c.nPredict);
   return {
     kind: 'chat', prompts: [prompt], n: integer(b, 'n', 1, 16) ?? 1, ...streamFlags(b), logprobs, promptText,
-    spec: { ...c, topLogprobs: logprobs ? (top ?? 0) : -1 },
+    spec: { ...c, topLogprobs: logprobs ? (top ?? 0) : -1, ...(cons.grammar ? { grammar: cons.grammar } : {}) },
+    ...(cons.tools ? { tools: cons.tools } : {}),
   };
 }
 
+/** A grammar that cannot complete within the token limit is refused up front. */
+function checkBudget(cons: Constraints, nPredict: number): void {
+  if (cons.minTokens !== undefined && nPredict >= 0 && cons.minTokens > nPredict) {
+    throw badRequest(`the grammar needs at least ${cons.minTokens} tokens to complete, more than max_tokens (${nPredict})`);
+  }
+}
+
 export function parseCompletion(b: Body, tok: Tokenizer, d: ServerDefaults): GenerationRequest {
-  parseConstraints(b);
+  const cons = parseConstraints(b);
   if (present(b, 'suffix')) throw notSupported('suffix');
   if (present(b, 'echo') && b.echo !== false) throw notSupported('echo');
   const c = common(b, d);
   const lp = integer(b, 'logprobs', 0, 20);
+  checkBudget(cons, c.nPredict);
   return {
     kind: 'completion', prompts: completionPrompts(b, tok, d), n: integer(b, 'n', 1, 16) ?? 1, ...streamFlags(b),
-    logprobs: lp !== undefined, spec: { ...c, topLogprobs: lp ?? -1 },
+    logprobs: lp !== undefined, spec: { ...c, topLogprobs: lp ?? -1, ...(cons.grammar ? { grammar: cons.grammar } : {}) },
   };
 }
 

@@ -7,6 +7,7 @@ import type { Engine, TaskEvents, TaskResult, TaskSpec, TokenLogprob } from './e
 import { ApiError, asApiError } from './errors.js';
 import type { Reply } from './http.js';
 import { metricsText, type RequestCounter } from './metrics.js';
+import { parseToolCalls, type ToolCall } from './tools.js';
 import { parseBody, parseMessages, parseChat, parseCompletion, parseDetokenize, parseTokenize, type GenerationRequest, type ServerDefaults } from './request.js';
 
 export interface Serving {
@@ -177,19 +178,27 @@ async function generation(state: ServerState, s: Serving, r: Reply, g: Generatio
     } else if (failed) r.json(failed.status, failed.body(), failed.headers);
     else {
       const choices = results.map((x, i) => chat
-        ? { index: i, message: { role: 'assistant', content: x!.text }, logprobs: g.logprobs ? chatLogprobs(x!.logprobs) : null, finish_reason: x!.finishReason }
+        ? { index: i, message: chatMessage(i, x!), logprobs: g.logprobs ? chatLogprobs(x!.logprobs) : null, finish_reason: finishReason(i, x!) }
         : { index: i, text: x!.text, logprobs: g.logprobs ? completionLogprobs(x!.logprobs, 0) : null, finish_reason: x!.finishReason });
       r.json(200, { id, object: chat ? 'chat.completion' : 'text_completion', created, model: state.alias, system_fingerprint: state.buildInfo, choices, usage: usage(), timings: results[0]!.timings });
     }
     resolveDone();
   };
+  // chat with tools: each reply is split into content and tool calls once it is complete
+  const replies: ({ content: string | null; calls: ToolCall[] } | undefined)[] = specs.map(() => undefined);
+  const reply = (i: number, x: TaskResult) => (replies[i] ??= g.tools ? parseToolCalls(g.tools.format, x.text, g.tools.defs) : { content: x.text, calls: [] });
+  const chatMessage = (i: number, x: TaskResult) => {
+    const r = reply(i, x);
+    return r.calls.length ? { role: 'assistant', content: r.content, tool_calls: r.calls } : { role: 'assistant', content: g.tools ? r.content ?? '' : x.text };
+  };
+  const finishReason = (i: number, x: TaskResult) => (reply(i, x).calls.length ? 'tool_calls' : x.finishReason);
   const collected: TokenLogprob[][] = specs.map(() => []);
   const events = specs.map((_, i): TaskEvents => ({
     onFirstToken() {
       if (g.stream && chat) send({ ...head, choices: [{ index: i, delta: { role: 'assistant', content: null }, logprobs: null, finish_reason: null }] });
     },
     onText(text, lps) {
-      if (!g.stream) { if (lps) collected[i]!.push(...lps); return; }
+      if (!g.stream || g.tools) { if (lps) collected[i]!.push(...lps); return; } // tool replies stream whole, at the end
       if (chat) send({ ...head, choices: [{ index: i, delta: { content: text }, logprobs: lps ? chatLogprobs(lps) : null, finish_reason: null }] });
       else {
         send({ ...head, choices: [{ index: i, text, logprobs: lps ? completionLogprobs(lps, textOffsets[i]!) : null, finish_reason: null }] });
@@ -198,8 +207,15 @@ async function generation(state: ServerState, s: Serving, r: Reply, g: Generatio
     },
     onDone(x) {
       results[i] = Object.assign(x, { logprobs: collected[i]! });
+      if (g.stream && g.tools) {
+        const r = reply(i, x);
+        const delta = r.calls.length
+          ? { ...(r.content ? { content: r.content } : {}), tool_calls: r.calls.map((c, k) => ({ index: k, ...c })) }
+          : { content: r.content ?? '' };
+        send({ ...head, choices: [{ index: i, delta, logprobs: null, finish_reason: null }] });
+      }
       if (g.stream) {
-        send(chat ? { ...head, choices: [{ index: i, delta: {}, logprobs: null, finish_reason: x.finishReason }] }
+        send(chat ? { ...head, choices: [{ index: i, delta: {}, logprobs: null, finish_reason: chat ? finishReason(i, x) : x.finishReason }] }
           : { ...head, choices: [{ index: i, text: '', logprobs: null, finish_reason: x.finishReason }] });
       }
       if (--remaining === 0) finishAll();

@@ -268,6 +268,11 @@ export class ChatFormatter {
     return this.kind === 'builtin' ? this.builtin! : 'jinja';
   }
 
+  /** the Jinja source rendered (null for a built-in format) */
+  get templateSource(): string | null {
+    return this.source;
+  }
+
   render(messages: ChatMessage[], opts: RenderOptions = {}): string {
     const addGen = opts.addGenerationPrompt ?? true;
     if (this.kind === 'builtin') return renderBuiltin(this.builtin!, messages, addGen);

@@ -304,9 +304,10 @@ describe('serve stories260K (-c 1536 -np 6, llama-server preset ctx per slot 256
     }
     await expect(await post(srv.base, '/v1/completions', { prompt: [1, 2, 99999] }), 400, 'invalid_request_error');
     await expect(await post(srv.base, '/v1/completions', { prompt: { a: 1 } }), 400, 'invalid_request_error');
-    // grammar-style fields are refused rather than ignored
-    await expect(await post(srv.base, '/v1/chat/completions', { messages: msgs, response_format: { type: 'json_object' } }), 400, 'not_supported_error');
-    await expect(await post(srv.base, '/v1/chat/completions', { messages: msgs, grammar: 'root ::= "a"' }), 400, 'not_supported_error');
+    // constrained-output fields the request cannot have are refused rather than ignored (test/server/structured.test.ts has the rest)
+    await expect(await post(srv.base, '/v1/chat/completions', { messages: msgs, response_format: { type: 'xml' } }), 400, 'invalid_request_error');
+    await expect(await post(srv.base, '/v1/chat/completions', { messages: msgs, grammar: 'root ::= (' }), 400, 'invalid_request_error');
+    await expect(await post(srv.base, '/v1/chat/completions', { messages: msgs, tools: [{ type: 'function', function: { name: 'f' } }] }), 400, 'not_supported_error'); // ChatML built-in: no tool calling
     // a prompt over a slot's context (256): 400 naming both lengths, also when streaming (llama-server: 400, not SSE)
     const long = 'Hello '.repeat(300);
     for (const stream of [false, true]) {
