@@ -6,12 +6,12 @@ import { progress } from './progress.js';
 
 type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
-export const modelOptions: NonNullable<ParseArgsConfig['options']> = {
+export const modelOptions = {
   'hf-repo': { type: 'string' },
   offline: { type: 'boolean' },
   verify: { type: 'boolean' },
   sha256: { type: 'string' },
-};
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export const MODEL_HELP = `Model:
   MODEL                      a GGUF file (a split model: its first shard, PREFIX-00001-of-0000N.gguf)

@@ -266,3 +266,24 @@ test('progress shows on a terminal (util-linux script gives the CLI a pty) and n
     assert.equal(piped.status, 0, piped.stderr);
     assert.doesNotMatch(piped.stderr, /%|downloading/);
   }));
+
+test('serve -hf (as llama-server\'s): the model is fetched, then served', () => withHub(
+  { 'ggml-org/models': { files: [{ path: 'tinyllamas/stories260K.gguf', bytes: stories() }] } },
+  async (hub, cache) => {
+    const p = spawn(process.execPath, [bin, 'serve', '-hf', 'ggml-org/models:tinyllamas/stories260K.gguf', '--port', '0'], { env: { ...process.env, HF_ENDPOINT: hub.url, GGUF_EDGE_CACHE: cache, HF_HUB_OFFLINE: '' } });
+    try {
+      let err = '';
+      const url = await new Promise<string>((ok, fail) => {
+        p.stderr.on('data', (d) => { err += d; const m = /listening on (http:\/\/\S+)/.exec(err); if (m) ok(m[1]!); });
+        p.on('close', (code) => fail(new Error(`serve exited ${code}: ${err}`)));
+      });
+      for (let i = 0; i < 200 && (await fetch(`${url}/health`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+      const models = await (await fetch(`${url}/v1/models`)).json() as { data: { id: string }[] };
+      assert.equal(models.data[0]!.id, 'ggml-org_models_tinyllamas_stories260K.gguf');
+      const c = await (await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ prompt: 'Once upon a time', max_tokens: 8, temperature: 0 }) })).json() as { choices: { text: string }[] };
+      assert.ok(greedy.cases.find((x: { model: string; prompt: string }) => x.model === 'stories260K.gguf' && x.prompt === 'Once upon a time').default.generated_text.startsWith(c.choices[0]!.text), c.choices[0]!.text);
+      assert.deepEqual(new Uint8Array(readFileSync(cachedFilePath(cache, 'ggml-org/models', 'tinyllamas/stories260K.gguf'))), stories());
+    } finally {
+      p.kill();
+    }
+  }));

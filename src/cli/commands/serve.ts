@@ -5,9 +5,11 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { Command } from '../main.js';
 import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions, usage } from '../options.js';
 import { progress } from '../progress.js';
+import { MODEL_HELP, expandModelArgs, modelOptions, resolveModel } from '../hf.js';
 import { defaultSamplerParams } from '../../runtime/sampler.js';
 
 const help = () => `Usage: gguf-edge serve MODEL [options]
+       gguf-edge serve -hf OWNER/REPO[:QUANT|FILE] [options]
        gguf-edge serve --synthetic SHAPE:TYPE [options]
 
 An OpenAI-compatible HTTP server (llama-server's routes and flags where they overlap). Routes, each also
@@ -57,7 +59,7 @@ ${contextHelp().replace(/\n  -c, --ctx N[^\n]*/, '')}
 
 ${PHASE_HELP}
 
-Model:
+${MODEL_HELP}
   --synthetic SHAPE:TYPE     serve a random-weight model with a real published shape (as bench does)
 
   -h, --help                 show this help`;
@@ -72,7 +74,7 @@ export const command: Command = {
   get help() { return help(); },
   async run(args) {
     const { values, positionals } = parseArgs({
-      args: args.map((a) => ALIASES[a] ?? a),
+      args: expandModelArgs(args).map((a) => ALIASES[a] ?? a),
       allowPositionals: true,
       options: {
         host: { type: 'string' }, port: { type: 'string' }, 'api-key': { type: 'string', multiple: true },
@@ -81,7 +83,7 @@ export const command: Command = {
         'chat-template': { type: 'string' }, 'ctx-size': { type: 'string', short: 'c' }, parallel: { type: 'string' },
         'n-predict': { type: 'string', short: 'n' }, 'batch-size': { type: 'string', short: 'b' },
         'cont-batching': { type: 'boolean' }, 'prefill-chunk': { type: 'string' }, synthetic: { type: 'string' },
-        ...samplingOptions, ...deviceOptions, ...phaseOptions,
+        ...samplingOptions, ...deviceOptions, ...phaseOptions, ...modelOptions,
       },
     });
     const int = (v: unknown, name: string, def: number, min: number) => {
@@ -116,7 +118,9 @@ export const command: Command = {
       path = syntheticModel(shape.name, type, { onProgress: (d, t) => bar.update(d, t) }).path;
       bar.done();
     }
-    if (!path) throw usage('missing MODEL argument or --synthetic SHAPE:TYPE (see --help)');
+    // -hf OWNER/REPO[:QUANT|FILE] as llama-server's: fetched into the cache first (src/cli/hf.ts)
+    if (values['hf-repo'] !== undefined || values.verify || values.sha256 !== undefined) path = await resolveModel(values, path);
+    if (!path) throw usage('missing MODEL argument, -hf REPO or --synthetic SHAPE:TYPE (see --help)');
     const setup = await phaseSetup(values);
     const { basename } = await import('node:path');
     const { startHttp } = await import('../../server/http.js');
