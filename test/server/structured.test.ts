@@ -37,7 +37,9 @@ describe('serve: structured output (Qwen3 template)', () => {
   let client: OpenAI;
   before(async () => {
     srv = await startServe([model, '-c', '2048', '-np', '2', '--chat-template', template('qwen3'), '-t', '1']);
-    client = new OpenAI({ apiKey: 'dummy', baseURL: `${srv.base}/v1`, maxRetries: 0 });
+    // the client's default retries: a keep-alive socket the server closes just as the client reuses it
+    // (seen once in CI at load 20) is a connection error the official client retries; 4xx are never retried
+    client = new OpenAI({ apiKey: 'dummy', baseURL: `${srv.base}/v1`, maxRetries: 2 });
   });
   after(async () => { await srv?.stop(); });
 
@@ -136,7 +138,9 @@ describe('serve: tool calls (Llama 3.x template)', () => {
   let client: OpenAI;
   before(async () => {
     srv = await startServe([model, '-c', '2048', '-np', '1', '--chat-template', template('llama3'), '-t', '1']);
-    client = new OpenAI({ apiKey: 'dummy', baseURL: `${srv.base}/v1`, maxRetries: 0 });
+    // the client's default retries: a keep-alive socket the server closes just as the client reuses it
+    // (seen once in CI at load 20) is a connection error the official client retries; 4xx are never retried
+    client = new OpenAI({ apiKey: 'dummy', baseURL: `${srv.base}/v1`, maxRetries: 2 });
   });
   after(async () => { await srv?.stop(); });
 
