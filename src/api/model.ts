@@ -11,7 +11,7 @@ import { ChatFormatter, type ChatMessage, type RenderOptions } from '../tokenize
 import { tokenizerFromGguf, type Tokenizer } from '../tokenizer/index.js';
 import { ModelContext, type ContextHost, type CreateContextOptions } from './context.js';
 import { UsageError } from './errors.js';
-import { openSource, type ModelSource, type SourceProgress } from './source.js';
+import { completeSplit, openSource, type ModelSource, type SourceProgress } from './source.js';
 
 export interface LoadModelOptions extends Omit<DeviceOptions, 'threads' | 'numerics'> {
   /**
@@ -180,13 +180,14 @@ export async function loadModel(source: ModelSource, o: LoadModelOptions = {}): 
   let file: GgufFile | undefined;
   let model: RuntimeModel | undefined;
   try {
-    file = parseGgufSource(src);
+    // a split model named by its first shard gets its other shards merged in
+    file = await completeSplit(parseGgufSource(src), source);
     model = loadRuntimeModel(file, { device: host, onProgress: onProgress && ((loaded, total) => onProgress({ phase: 'weights', loaded, total })) });
     const tokenizer = tokenizerFromGguf(file);
     return new Model({ model, tokenizer, file, device: host, devices });
   } catch (e) {
     for (const b of model?.weightBuffers ?? []) b.free();
-    src.close?.();
+    (file?.source ?? src).close?.();
     throw e;
   }
 }

@@ -3,6 +3,9 @@
 // anything else through fetch, into memory), bytes (ArrayBuffer, a typed array) or a Blob/File.
 // Node's file I/O is imported dynamically, so the browser path never pulls node:fs.
 import { memorySource, type ByteSource } from '../gguf/source.js';
+import { GgufError } from '../gguf/errors.js';
+import type { GgufFile } from '../gguf/reader.js';
+import { splitCount } from '../gguf/split.js';
 import { UsageError } from './errors.js';
 
 export type ModelSource = string | URL | ArrayBuffer | ArrayBufferView | Blob;
@@ -42,6 +45,22 @@ export async function openSource(src: ModelSource, o: OpenSourceOptions = {}): P
     return memorySource(bytes, name);
   }
   throw new UsageError('UNSUPPORTED_INPUT', `loadModel needs a path, a URL, an ArrayBuffer, a Uint8Array or a Blob, got ${describe(src)}`, 'source');
+}
+
+/**
+ * A split model (gguf-split shards) named by its first shard: from a Node path or file: URL its other shards
+ * are found beside it and merged (src/gguf/open.ts); from bytes, a Blob or http(s) they cannot be.
+ */
+export async function completeSplit(file: GgufFile, src: ModelSource): Promise<GgufFile> {
+  const count = splitCount(file);
+  if (count <= 1) return file;
+  let path: string | undefined;
+  if (isNode()) {
+    if (typeof src === 'string' && !URL_LIKE.test(src)) path = src;
+    else if ((src instanceof URL || typeof src === 'string') && new URL(src).protocol === 'file:') path = (await import('node:url')).fileURLToPath(src);
+  }
+  if (path === undefined) throw new GgufError('SPLIT_MISSING_SHARD', `a split model (split.count = ${count}) needs its other shards: load it from the path of its first shard`, file.name, undefined, { key: 'split.count', found: String(count) });
+  return (await import('../gguf/open.js')).withShards(file, path);
 }
 
 function describe(v: unknown): string {

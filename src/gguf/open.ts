@@ -28,27 +28,35 @@ export function shardPaths(path: string, count: number, first?: GgufFile): strin
   return Array.from({ length: count }, (_, i) => splitPath(prefix, i, count));
 }
 
-export function openGguf(path: string): GgufFile {
-  const first = openOne(path);
-  let count: number;
+/**
+ * `first` (already parsed from `path`) with the rest of its split model merged in; `first` itself when it is
+ * a single file. On failure the shards opened here are closed, `first` is left to the caller.
+ */
+export function withShards(first: GgufFile, path: string): GgufFile {
+  const count = splitCount(first);
+  if (count <= 1) return first;
+  checkFirstShard(first, count); // before looking for siblings
+  const paths = shardPaths(path, count, first);
+  const opened: GgufFile[] = [];
   try {
-    count = splitCount(first);
-    if (count <= 1) return first;
-  } catch (e) {
-    first.source.close?.();
-    throw e;
-  }
-  const opened: GgufFile[] = [first];
-  try {
-    checkFirstShard(first, count); // before looking for siblings
-    const paths = shardPaths(path, count, first);
-    for (const p of paths.slice(1)) {
-      if (!existsSync(p)) throw new GgufError('SPLIT_MISSING_SHARD', `shard ${paths.indexOf(p) + 1} of ${count} is missing: ${p}`, path, undefined, { key: 'split.no', expected: p, found: 'no such file' });
+    for (const [i, p] of paths.entries()) {
+      if (i === 0) continue;
+      if (!existsSync(p)) throw new GgufError('SPLIT_MISSING_SHARD', `shard ${i + 1} of ${count} is missing: ${p}`, path, undefined, { key: 'split.no', expected: p, found: 'no such file' });
       opened.push(openOne(p));
     }
-    return mergeShards(opened);
+    return mergeShards([first, ...opened]);
   } catch (e) {
     for (const f of opened) f.source.close?.();
+    throw e;
+  }
+}
+
+export function openGguf(path: string): GgufFile {
+  const first = openOne(path);
+  try {
+    return withShards(first, path);
+  } catch (e) {
+    first.source.close?.();
     throw e;
   }
 }

@@ -16,6 +16,7 @@ import { writeGguf } from '../../src/gguf/writer.js';
 import { toWriteInput } from '../../src/gguf/rewrite.js';
 import { parseGgufSource } from '../../src/gguf/reader.js';
 import { fileSource } from '../../src/gguf/file-source.js';
+import { loadModel } from '../../src/api/index.js';
 import { fixture, repoRoot } from '../helpers/fixtures.js';
 import { llamaGreedy } from '../helpers/llamacpp.js';
 import { needPeers } from '../helpers/peers.js';
@@ -103,6 +104,21 @@ test('gguf-edge split, then run on the first shard: llama.cpp\'s greedy tokens, 
   assert.equal(m.status, 0, m.stderr);
   assert.equal(openGguf(merged).metadata.has('split.count'), false);
   assert.deepEqual(JSON.parse(cli('run', merged, ...args).stdout).tokens, stories.default.generated_ids);
+}));
+
+test('the library (loadModel) takes a split model by its first shard path; from bytes it says what is missing', withDir(async (dir) => {
+  const single = openGguf(fixture('models/stories260K.gguf'));
+  const shards = writeSplit(single, join(dir, 'stories'), { maxTensors: 16 });
+  single.source.close?.();
+  const model = await loadModel(shards[0]!.path, { device: 'reference' });
+  try {
+    const ctx = await model.createContext({ ctx: 128 });
+    const r = await ctx.generate('Once upon a time', { maxTokens: 32, temperature: 0 }).result;
+    assert.deepEqual(r.tokens, stories.default.generated_ids);
+  } finally {
+    await model.close();
+  }
+  await assert.rejects(loadModel(new Uint8Array(readFileSync(shards[0]!.path))), (e: GgufError) => e.code === 'SPLIT_MISSING_SHARD');
 }));
 
 test('split by size (--split-max-size) and --dry-run', withDir((dir) => {
