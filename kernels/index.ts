@@ -46,3 +46,4 @@ export * from './elementwise';
 export * from './rope';
 export * from './attention';
 export * from './selftest';
+export * from './recurrent';

@@ -306,6 +306,15 @@ export class Compiler {
           rt.attentionGgml(args);
         };
       }
+      // the recurrent layers' ops with WASM kernels (the reference's numerics, glibc expf/logf included)
+      case 'silu': { const xp = p(0), rowLen = t.params.rowLen as number; return () => rt.siluRows(xp, y, rowLen, n / rowLen); }
+      case 'sigmoid': { const xp = p(0); return () => rt.sigmoid(xp, y, n); }
+      case 'softplus': { const xp = p(0); return () => rt.softplus(xp, y, n); }
+      case 'gated_delta_net': {
+        const pp = t.params, S = pp.headDim as number, hk = pp.nHeadK as number, hv = pp.nHeadV as number, nTok = t.shape[1] ?? 1;
+        const st = p(0), q = p(1), k = p(2), v = p(3), g = p(4), beta = p(5);
+        return () => rt.gatedDeltaNet(st, q, k, v, g, beta, y, nTok, S, hk, hv);
+      }
       default:
         return null;
     }

@@ -122,6 +122,14 @@ export interface CpuRuntime {
   scale(x: number, y: number, n: number, s: number): void;
   /** y = tanh(x / cap) * cap in f32 with glibc's tanhf (ggml's softcap: scale, tanh, scale) */
   softcap(x: number, y: number, n: number, cap: number): void;
+  /** y = silu(x) per row of rowLen (ggml's 16-lane v_expf, each row's tail with glibc expf) */
+  siluRows(x: number, y: number, rowLen: number, nRows: number): void;
+  /** y = 1 / (1 + expf(-x)), glibc expf */
+  sigmoid(x: number, y: number, n: number): void;
+  /** y = x > 20 ? x : logf(1 + expf(x)), glibc expf/logf */
+  softplus(x: number, y: number, n: number): void;
+  /** the fused gated delta rule over nHeadV heads of S x S state (kernels/recurrent.ts), heads across threads */
+  gatedDeltaNet(state: number, q: number, k: number, v: number, g: number, beta: number, y: number, nTok: number, S: number, nHeadK: number, nHeadV: number): void;
   f32ToF16(x: number, y: number, n: number): void;
   /** attention as llama.cpp's CPU backend computes it without flash attention, bit for bit */
   attentionGgml(args: GgmlAttentionArgs): void;
@@ -264,6 +272,12 @@ class Runtime implements CpuRuntime {
   mul(a: number, b: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.mul, n, 16, n, a, b, y); }
   scale(x: number, y: number, n: number, s: number): void { this.pool.dispatch(KERNEL_INDEX.scale, n, 16, n, x, y, s); }
   softcap(x: number, y: number, n: number, cap: number): void { this.pool.dispatch(KERNEL_INDEX.softcap, n, 16, n * 24, x, y, cap); }
+  siluRows(x: number, y: number, rowLen: number, nRows: number): void { this.pool.dispatch(KERNEL_INDEX.silu_rows, nRows, 1, nRows * rowLen * 24, x, y, rowLen); }
+  sigmoid(x: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.sigmoid_f32, n, 16, n * 24, x, y); }
+  softplus(x: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.softplus_f32, n, 16, n * 48, x, y); }
+  gatedDeltaNet(state: number, q: number, k: number, v: number, g: number, beta: number, y: number, nTok: number, S: number, nHeadK: number, nHeadV: number): void {
+    this.pool.dispatch(KERNEL_INDEX.gated_delta_net, nHeadV, 1, nHeadV * nTok * S * S * 4, state, q, k, v, g, beta, y, nTok, S, nHeadK, nHeadV);
+  }
   f32ToF16(x: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.cvt_f32_f16, n, 16, n * 4, x, y); }
   copy(src: number, dst: number, bytes: number): void { this.heap.u8All().copyWithin(dst, src, src + bytes); }
 
