@@ -40,6 +40,8 @@ export * from './mm/repack';
 export * from './mm/legacy';
 export * from './mm/q4_k';
 export * from './mm/q6_k';
+export * from './mm/q5_k';
+export * from './mm/q3_k';
 export * from './mm/kquant-misc';
 export * from './norm';
 export * from './elementwise';

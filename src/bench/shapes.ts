@@ -58,7 +58,7 @@ export const SHAPES: Record<string, ModelShape> = {
   },
 };
 
-export const SYNTHETIC_TYPES = ['f32', 'f16', 'q8_0', 'q4_0', 'q4_k_m'] as const;
+export const SYNTHETIC_TYPES = ['f32', 'f16', 'q8_0', 'q4_0', 'q4_k_m', 'q5_k_m', 'q3_k_m', 'q6_k', 'iq4_xs'] as const;
 export type SyntheticType = (typeof SYNTHETIC_TYPES)[number];
 
 export function shapeNames(): string[] { return Object.keys(SHAPES); }

@@ -56,7 +56,7 @@ export function syntheticTensors(shape: ModelShape, mix: SyntheticType): Synthet
   out.push({ name: 'output_norm.weight', dims: [E], init: 'output_norm' });
   if (!shape.tied) out.push({ name: 'output.weight', dims: [E, V], init: 'matrix' });
   const hasOutput = !shape.tied;
-  return out.map((t) => ({ ...t, type: tensorType(mix, t.name, t.dims, shape.nLayer, hasOutput) }));
+  return out.map((t) => ({ ...t, type: tensorType(mix, t.name, t.dims, shape.nLayer, hasOutput, shape.nHead / shape.nHeadKv) }));
 }
 
 /** Metadata of a synthetic model: the architecture's hyperparameters and a placeholder SPM vocab. */
@@ -148,8 +148,11 @@ function scaleTable(d: number, r: Rng): Uint16Array {
   return t;
 }
 
-/** 64 random packed Q4_K scale/min sets (12 bytes each); mins track the scales so blocks are ~zero-mean. */
-function q4kScaleSets(r: Rng): { sets: Uint8Array; meanSc: number } {
+/**
+ * 64 random packed Q4_K/Q5_K scale/min sets (12 bytes each); mins track the scales so blocks are ~zero-mean
+ * (with dmin = K * d, m = sc * qMean / K: dmin * m ~ d * sc * qMean).
+ */
+function q4kScaleSets(r: Rng, qMean = 7.5, K = 8): { sets: Uint8Array; meanSc: number } {
   const sets = new Uint8Array(64 * 12);
   let sum = 0;
   for (let s = 0; s < 64; s++) {
@@ -157,7 +160,7 @@ function q4kScaleSets(r: Rng): { sets: Uint8Array; meanSc: number } {
     for (let j = 0; j < 8; j++) {
       const v = 32 + (r.u32() % 32); // 32..63
       sc.push(v); sum += v;
-      mn.push(Math.min(63, Math.round((v * 7.5) / 8))); // with dmin = 8d: d*sc*7.5 ~ dmin*m
+      mn.push(Math.min(63, Math.round((v * qMean) / K)));
     }
     const q = sets.subarray(s * 12, s * 12 + 12);
     for (let j = 0; j < 4; j++) {
@@ -218,6 +221,43 @@ function fillMatrix(type: number, buf: Uint8Array, r: Rng): void {
         setF16(o + 2, f32ToF16(8 * f16Value(dd)));
         buf.set(sets.subarray((k & 63) * 12, (k & 63) * 12 + 12), o + 4);
       }
+      return;
+    }
+    case GgmlType.Q4_1: case GgmlType.Q5_1: { // d, m (= -mean), [qh u32], qs: d*q + m with q in 0..15 / 0..31
+      const five = type === GgmlType.Q5_1, bs = five ? 24 : 20;
+      const d = scaleTable(W_STD / (five ? 9.2 : 4.6), r);
+      for (let o = 0; o < buf.length; o += bs) {
+        const dd = d[buf[o + bs - 1]!]!;
+        setF16(o, dd);
+        setF16(o + 2, f32ToF16(-(five ? 15.5 : 7.5) * f16Value(dd)));
+      }
+      return;
+    }
+    case GgmlType.IQ4_NL: { // d, 16 bytes of 4-bit indices into kvalues_iq4nl (std 67.4)
+      const d = scaleTable(W_STD / 67.4, r);
+      for (let o = 0; o < buf.length; o += 18) setF16(o, d[buf[o + 2]!]!);
+      return;
+    }
+    case GgmlType.IQ4_XS: { // d, scales_h, scales_l[4], qs[128]: d * (ls - 32) * kvalues[q]; random 6-bit ls (rms 18.5)
+      const d = scaleTable(W_STD / (67.4 * 18.5), r);
+      for (let o = 0; o < buf.length; o += 136) setF16(o, d[buf[o + 8]!]!);
+      return;
+    }
+    case GgmlType.Q5_K: { // d, dmin, 12 scale bytes, qh[32], qs[128]: q in 0..31 (mean 15.5, std 9.2)
+      const { sets, meanSc } = q4kScaleSets(r, 15.5, 16);
+      const d = scaleTable(W_STD / (9.2 * meanSc), r);
+      for (let o = 0; o < buf.length; o += 176) {
+        const k = buf[o + 48]!;
+        const dd = d[k]!;
+        setF16(o, dd);
+        setF16(o + 2, f32ToF16(16 * f16Value(dd)));
+        buf.set(sets.subarray((k & 63) * 12, (k & 63) * 12 + 12), o + 4);
+      }
+      return;
+    }
+    case GgmlType.Q3_K: { // hmask[32], qs[64], 12 scale bytes, d: d * (sc - 32) * (q - 4), random 6-bit sc (rms 18.5), std(q) 2.29
+      const d = scaleTable(W_STD / (2.29 * 18.5), r);
+      for (let o = 0; o < buf.length; o += 110) setF16(o + 108, d[buf[o]!]!);
       return;
     }
     case GgmlType.Q6_K: { // ql[128], qh[64], scales int8[16], d: q - 32 with q in 0..63: std 18.5

@@ -85,6 +85,7 @@ test('uniform types: every matrix in the type, 1-D tensors f32; llama-3.2-1b has
   assert.ok(syntheticTensors(SHAPES['tinyllama-1.1b']!, 'f16').some((t) => t.name === 'output.weight'), 'tinyllama is untied');
   assert.throws(() => parseSyntheticSpec('nope:q4_0'), /unknown synthetic shape/);
   assert.throws(() => parseSyntheticSpec('qwen3-0.6b:q2_k'), /unknown synthetic type/);
+  assert.equal(parseSyntheticSpec('qwen3-0.6b:Q5_K_M').type, 'q5_k_m');
 });
 
 test('use_more_bits matches llama.cpp for 2, 6 and 28 layers', () => {
@@ -107,6 +108,75 @@ test('Q4_K_M, 2 and 6 layers: the same per-tensor types as the llama.cpp-rule pa
     const theirs = Object.fromEntries(f.tensors.map((t) => [t.name, ggmlTypeName(t.type)]));
     f.source.close?.();
     assert.deepEqual(typesOf(shape, 'q4_k_m'), theirs, name);
+  }
+});
+
+test('Q5_K_M and Q3_K_M, 2 layers: the same per-tensor types as the llama.cpp-rule parity fixtures', () => {
+  const base = { nVocab: 512, nCtxTrain: 512, ropeBase: 10000, eps: 1e-5 };
+  const shapes: Record<string, ModelShape> = {
+    qwen3: { ...base, name: 'q', arch: 'qwen3', nEmbd: 256, nLayer: 2, nHead: 4, nHeadKv: 2, headDim: 128, nFf: 512, tied: true },
+    llama: { ...base, name: 'l', arch: 'llama', nEmbd: 256, nLayer: 2, nHead: 4, nHeadKv: 2, headDim: 64, nFf: 512, tied: false },
+  };
+  for (const mix of ['q5_k_m', 'q3_k_m'] as const) {
+    for (const [arch, shape] of Object.entries(shapes)) {
+      const f = openGguf(fixture(`parity/${arch}-${mix}.gguf`));
+      const theirs = Object.fromEntries(f.tensors.map((t) => [t.name, ggmlTypeName(t.type)]));
+      f.source.close?.();
+      assert.deepEqual(typesOf(shape, mix), theirs, `${arch}-${mix}`);
+    }
+  }
+});
+
+test('Q5_K_M, Q3_K_M, Q6_K, IQ4_XS at 28 / 16 layers: the rules of llama.cpp', () => {
+  const count = (types: Record<string, string>) => {
+    const c: Record<string, number> = {};
+    for (const t of Object.values(types)) c[t] = (c[t] ?? 0) + 1;
+    return c;
+  };
+  const more = new Set([0, 1, 2, 5, 8, 11, 14, 17, 20, 23, 24, 25, 26, 27]);
+  const q5 = typesOf(SHAPES['qwen3-0.6b']!, 'q5_k_m');
+  assert.equal(q5['token_embd.weight'], 'Q6_K');
+  for (let il = 0; il < 28; il++) for (const m of ['attn_v', 'ffn_down']) assert.equal(q5[`blk.${il}.${m}.weight`], more.has(il) ? 'Q6_K' : 'Q5_K');
+  assert.deepEqual(count(q5), { Q6_K: 29, Q5_K: 168, F32: 113 });
+  const q3 = typesOf(SHAPES['qwen3-0.6b']!, 'q3_k_m');
+  // attn_v: Q5_K in layers 0-1; ffn_down: Q5_K for i < 28/16 = 1; attn_output Q4_K
+  assert.equal(q3['blk.1.attn_v.weight'], 'Q5_K');
+  assert.equal(q3['blk.2.attn_v.weight'], 'Q4_K');
+  assert.equal(q3['blk.0.ffn_down.weight'], 'Q5_K');
+  assert.equal(q3['blk.1.ffn_down.weight'], 'Q4_K');
+  assert.equal(q3['blk.5.attn_output.weight'], 'Q4_K');
+  assert.deepEqual(count(q3), { Q6_K: 1, Q5_K: 3, Q4_K: 26 + 27 + 28, Q3_K: 28 * 4, F32: 113 });
+  assert.deepEqual(count(typesOf(SHAPES['qwen3-0.6b']!, 'q6_k')), { Q6_K: 197, F32: 113 });
+  // iq4_xs: attn_v Q5_K when n_gqa >= 4 (llama-3.2-1b: 32/8), ffn_down Q5_K for i < n/8
+  const iq = typesOf(SHAPES['llama-3.2-1b']!, 'iq4_xs');
+  assert.equal(iq['token_embd.weight'], 'Q6_K');
+  assert.equal(iq['blk.7.attn_v.weight'], 'Q5_K');
+  assert.equal(iq['blk.1.ffn_down.weight'], 'Q5_K');
+  assert.equal(iq['blk.2.ffn_down.weight'], 'IQ4_XS');
+  assert.equal(iq['blk.2.attn_q.weight'], 'IQ4_XS');
+  assert.equal(typesOf(SHAPES['qwen3-0.6b']!, 'iq4_xs')['blk.7.attn_v.weight'], 'IQ4_XS', 'qwen3-0.6b: n_gqa 2');
+});
+
+test('synthetic q5_k_m, q3_k_m, q6_k, iq4_xs blocks are valid and calibrated', () => {
+  for (const mix of ['q5_k_m', 'q3_k_m', 'q6_k', 'iq4_xs'] as const) {
+    const { path } = syntheticModel('tiny-llama', mix, { cacheDir: tmp });
+    const f = openGguf(path);
+    try {
+      for (const t of f.tensors) {
+        if (t.dims.length !== 2) continue;
+        const data = readTensorData(f, t);
+        const n = Math.min(t.nElements, 16 * t.dims[0]!);
+        const out = new Float32Array(n);
+        dequantizeRow(t.type, data, 0, out, 0, n);
+        let sum = 0, sq = 0;
+        for (const v of out) { assert.ok(Number.isFinite(v), `${mix} ${t.name}: non-finite value`); sum += v; sq += v * v; }
+        const mean = sum / n, std = Math.sqrt(sq / n - mean * mean);
+        assert.ok(std > 0.015 && std < 0.06, `${mix} ${t.name} (${ggmlTypeName(t.type)}): std ${std}`);
+        assert.ok(Math.abs(mean) < 0.01, `${mix} ${t.name}: mean ${mean}`);
+      }
+    } finally {
+      f.source.close?.();
+    }
   }
 });
 

@@ -47,7 +47,8 @@ Model:
                              SHAPE: ${realShapes.join(', ')}
                                     (tiny-llama, tiny-qwen3 for smoke tests)
                              TYPE:  ${SYNTHETIC_TYPES.join(', ')} (f16/q8_0/q4_0: every matrix in that
-                                    type; q4_k_m: llama.cpp's Q4_K_M per-tensor mix and fallbacks)
+                                    type; q4_k_m, q5_k_m, q3_k_m, q6_k, iq4_xs: llama.cpp's
+                                    per-tensor mix of that file type and its fallbacks)
   --seed N                   seed of the synthetic weights (default 1)
 
 Output:

@@ -72,7 +72,7 @@ for (const threads of [1, 2]) {
         const bs = BLOCK[wt]![0];
         const cols = bs === 256 ? 768 : bs === 32 ? 224 : 37;
         const rows = 7;
-        for (const nTok of [1, 3]) {
+        for (const nTok of [1, 3, 5]) {
           const m = rt.mark();
           const w = randomWeights(wt, rows, cols, rnd);
           const x = randomF32(cols * nTok, rnd);

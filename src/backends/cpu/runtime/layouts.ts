@@ -65,9 +65,9 @@ const WEIGHT_KERNELS = new Map<number, WeightKernel>([
   // a fast-numerics layout: its one kernel is free-order
   kernel(CpuLayout.Q8_0r4, 'mmf_q8_0r4', { aux: true, rowAlign: 4 }),
   kernel(GgmlType.Q2_K, 'mm_q2_K'),
-  kernel(GgmlType.Q3_K, 'mm_q3_K'),
+  kernel(GgmlType.Q3_K, 'mm_q3_K', { aux: true }),
   kernel(GgmlType.Q4_K, 'mm_q4_K', { aux: true, fast: 'mmf_q4_K' }),
-  kernel(GgmlType.Q5_K, 'mm_q5_K'),
+  kernel(GgmlType.Q5_K, 'mm_q5_K', { aux: true }),
   kernel(GgmlType.Q6_K, 'mm_q6_K', { aux: true }),
   kernel(GgmlType.F16, 'mm_f16'),
   kernel(GgmlType.BF16, 'mm_bf16'),
