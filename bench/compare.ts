@@ -1,19 +1,22 @@
 // gguf-edge vs llama.cpp (node-llama-cpp's prebuilt CPU binary) on the same GGUF files, same thread
 // counts, runs alternating (gguf-edge, llama.cpp, gguf-edge, ...), llama-bench semantics for both:
 // pp<N> = one N-token batch into an empty context, tg<N> = N one-token decodes from an empty context,
-// one warm-up run per test, mean ± sd of tokens/s over the timed runs. Prints a ratio table against
-// the issue's targets. A benchmark, never a test: the machine is shared and figures are noisy.
+// one warm-up run per test, mean ± sd of tokens/s over the timed runs. llama.cpp is timed as llama-bench
+// times it (one llama_decode per batch, bench/llamacpp-timing.ts) with flash attention on, its faster CPU
+// setting (--no-flash-attention for off). Prints a ratio table against the issue's targets. A benchmark,
+// never a test: the machine is shared and figures are noisy.
 //
 // Usage: npm run bench:compare -- [--models SPEC,SPEC...] [-p 512] [-n 128] [-t 2] [-r 3]
-//          [--device NAME] [--flash-attention] [-o md|json] [--out FILE]
+//          [--device NAME] [--no-flash-attention] [-o md|json] [--out FILE]
 // SPEC is a synthetic SHAPE:TYPE (built and cached like `gguf-edge bench --synthetic`) or a .gguf path.
 // llama.cpp is loaded with getLlama({gpu: false, build: 'never', skipDownload: true}): offline, prebuilt.
 
 import { cpus, availableParallelism } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
+import type { Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
 import { importPeer } from './peers.js';
+import { llamaBenchTimer, type LlamaBenchTimer } from './llamacpp-timing.js';
 import { closeDevices, defaultDeviceName } from '../src/backends/registry.js';
 import { formatBytes, formatTps, markdownTable } from '../src/bench/format.js';
 import { numericsFrom } from '../src/cli/options.js';
@@ -38,10 +41,10 @@ export function target(modelType: string, test: string): number | undefined {
 function llamaCppEngine(path: string, getL: () => Promise<Llama>, flashAttention: boolean): BenchEngine {
   let model: LlamaModel | undefined;
   let ctx: LlamaContext | undefined;
-  let seq: LlamaContextSequence | undefined;
+  let timer: LlamaBenchTimer | undefined;
   let device = 'llama.cpp cpu';
   const release = async () => {
-    await ctx?.dispose(); ctx = undefined; seq = undefined;
+    await ctx?.dispose(); ctx = undefined; timer = undefined;
     await model?.dispose(); model = undefined;
   };
   return {
@@ -53,21 +56,20 @@ function llamaCppEngine(path: string, getL: () => Promise<Llama>, flashAttention
       device = `cpu (llama.cpp ${llama.llamaCppRelease.release}${flashAttention ? ', FA' : ''})`;
       model = await llama.loadModel({ modelPath: path });
       ctx = await model.createContext({ contextSize: nCtx, batchSize: nBatch, threads, flashAttention, sequences: 1 });
-      seq = ctx.getSequence();
+      timer = llamaBenchTimer(ctx, ctx.getSequence());
     },
     async run(test: BenchTest, tokens: Int32Array) {
-      const s = seq!;
-      await s.clearHistory();
-      const toks = Array.from(tokens.subarray(0, test.n)) as unknown as Token[];
-      // Like llama-bench (llama_batch_get_one), every batch outputs the logits of its last token: a
-      // controlledEvaluate item with generateNext makes llama.cpp compute them (the output matmul is a
-      // large part of a small model's decode; evaluateWithoutGeneratingNewTokens would skip it). The
-      // greedy pick on the native side is the only extra work (~0.1 ms).
-      const next = { generateNext: { token: true, options: { temperature: 0 } } } as const;
+      // as llama-bench: the KV cache cleared, then pp = one llama_decode of the whole batch (logits of its
+      // last token), tg = one llama_decode per token (bench/llamacpp-timing.ts says why not controlledEvaluate)
+      const tm = timer!;
+      tm.clear();
+      const toks = Uint32Array.from(tokens.subarray(0, test.n));
       const t0 = performance.now();
-      if (test.kind === 'pp') await s.controlledEvaluate([...toks.slice(0, -1), [toks[toks.length - 1]!, next]]);
-      else for (let i = 0; i < test.n; i++) await s.controlledEvaluate([[toks[i]!, next]]);
-      return performance.now() - t0;
+      if (test.kind === 'pp') await tm.decode(toks, 0);
+      else for (let i = 0; i < test.n; i++) await tm.decode(toks.subarray(i, i + 1), i);
+      const ms = performance.now() - t0;
+      if (tm.maxPosition() !== test.n - 1) throw new Error(`llama.cpp: the KV cache holds positions up to ${tm.maxPosition()} after ${test.n} tokens`);
+      return ms;
     },
     async close() { await release(); },
   };
@@ -89,6 +91,7 @@ async function main(): Promise<void> {
       device: { type: 'string' },
       numerics: { type: 'string' },
       'flash-attention': { type: 'boolean' },
+      'no-flash-attention': { type: 'boolean' },
       output: { type: 'string', short: 'o' },
       out: { type: 'string' },
       engines: { type: 'string' },
@@ -104,7 +107,9 @@ async function main(): Promise<void> {
   -r, --repetitions N     timed runs per test and engine, alternating (default 3)
   --device NAME           gguf-edge device (default ${defaultDeviceName()})
   --numerics fast|exact   cpu matmul float order (default ${DEFAULT_NUMERICS})
-  --flash-attention       llama.cpp with flash attention (default off, as llama-bench)
+  --no-flash-attention    llama.cpp without flash attention (default: on, its faster CPU setting;
+                          --flash-attention says so explicitly). Recorded per llama.cpp row as
+                          flash_attention (json) and in the report's header
   -o, --output md|json    ratio table (default) or the raw results as JSON
   --engines LIST          gguf-edge,llama.cpp (default both; one alone gives its absolute figures)
   --out FILE              also write the markdown report (command, machine, table) to FILE
@@ -124,10 +129,11 @@ async function main(): Promise<void> {
     const { getLlama, LlamaLogLevel } = await importPeer<typeof import('node-llama-cpp')>('node-llama-cpp');
     return (llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, maxThreads: 0, logLevel: LlamaLogLevel.error }));
   };
-  const fa = !!values['flash-attention'];
+  if (values['flash-attention'] && values['no-flash-attention']) throw new Error('--flash-attention and --no-flash-attention contradict each other');
+  const fa = !values['no-flash-attention'];
   const which = (values.engines ?? 'gguf-edge,llama.cpp').split(',');
   if (which.length === 0 || which.some((w) => w !== 'gguf-edge' && w !== 'llama.cpp')) throw new Error(`--engines takes gguf-edge and/or llama.cpp, got "${values.engines}"`);
-  const all: BenchResult[] = [];
+  const all: (BenchResult & { flash_attention?: boolean; timing?: 'llama-bench' })[] = [];
   for (const spec of (values.models ?? DEFAULT_MODELS).split(',').filter(Boolean)) {
     let path = spec, label = spec;
     if (!spec.endsWith('.gguf')) {
@@ -146,7 +152,8 @@ async function main(): Promise<void> {
       pp, tg, threads, reps, label, onProgress: (m) => { if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${m}`); },
     });
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
-    all.push(...res);
+    // the peer's setting on its rows (an extension of runBench's result fields)
+    all.push(...res.map((r) => (r.engine === 'llama.cpp' ? { ...r, flash_attention: fa, timing: 'llama-bench' as const } : r)));
   }
   await llama?.dispose();
   if (values.output === 'json') { process.stdout.write(JSON.stringify(all, null, 2) + '\n'); return; }
@@ -165,7 +172,9 @@ async function main(): Promise<void> {
   const table = markdownTable(['model', 'size', 'threads', 'test', `gguf-edge (${deviceName}) t/s`, 'llama.cpp t/s', 'ratio', 'target', 'met'], rows,
     [false, true, true, true, true, true, true, false, false]);
   const cmd = `npm run bench:compare -- ${process.argv.slice(2).join(' ')}`.trim();
-  const report = `Command: \`${cmd}\`\n\nMachine: ${machine()}\n\nDate: ${new Date().toISOString()}\n\n${table}`;
+  const peerNote = which.includes('llama.cpp') ? `llama.cpp: flash attention ${fa ? 'on' : 'off'}, timed as llama-bench (one llama_decode per batch)\n\n` : '';
+  const report = `Command: \`${cmd}\`\n\nMachine: ${machine()}\n\nDate: ${new Date().toISOString()}\n\n${peerNote}${table}`;
+  if (peerNote) process.stderr.write(peerNote);
   process.stdout.write(table);
   if (values.out) writeFileSync(values.out, report);
 }

@@ -64,3 +64,55 @@ test('node-llama-cpp (prebuilt, offline) reproduces llama-f32 greedy and loads a
     await llama.dispose();
   }
 });
+
+test('llama.cpp loads the synthetic q5_k_m, q3_k_m, q6_k and iq4_xs mixes and agrees with the reference device', async (t) => {
+  if (!needPeers(t, 'node-llama-cpp')) return;
+  const llama = await getLlama();
+  try {
+    const prompt = [1, 300, 301, 302, 303];
+    for (const mix of ['q5_k_m', 'q3_k_m', 'q6_k', 'iq4_xs'] as const) {
+      const { path } = syntheticModel('tiny-qwen3', mix, { cacheDir });
+      const theirs = await llamaNext(llama, path, prompt);
+      const f = openGguf(path);
+      const ctx = new Context(loadModel(f, { device: await getDevice('reference') }), { nCtx: 32 });
+      const logits = await ctx.decode(prompt);
+      ctx.close();
+      f.source.close?.();
+      const order = Array.from(logits.keys()).sort((a, b) => logits[b]! - logits[a]!);
+      if (logits[order[0]!]! - logits[order[1]!]! > 1e-2) assert.equal(theirs, order[0], mix);
+      else assert.ok(order.slice(0, 2).includes(theirs), mix);
+    }
+  } finally {
+    await llama.dispose();
+  }
+});
+
+test("bench:compare's llama-bench timing decodes whole batches into the sequence's KV cells and clears them", async (t) => {
+  if (!needPeers(t, 'node-llama-cpp')) return;
+  const { llamaBenchTimer } = await import('../../bench/llamacpp-timing.js');
+  const llama = await getLlama();
+  try {
+    const { path } = syntheticModel('tiny-qwen3', 'q4_k_m', { cacheDir });
+    const model = await llama.loadModel({ modelPath: path });
+    // a context of exactly the batch: controlledEvaluate would split it (one cell kept free), one decode does not
+    const ctx = await model.createContext({ contextSize: 256, batchSize: 256, threads: 1, flashAttention: true, sequences: 1 });
+    try {
+      const tm = llamaBenchTimer(ctx, ctx.getSequence());
+      assert.equal(tm.maxPosition(), -1);
+      const toks = Uint32Array.from({ length: 256 }, (_, i) => 3 + ((i * 37) % 500));
+      for (let rep = 0; rep < 2; rep++) {
+        await tm.decode(toks, 0);
+        assert.equal(tm.maxPosition(), 255, 'the whole batch is in the cache');
+        tm.clear();
+        assert.equal(tm.maxPosition(), -1, 'cleared');
+      }
+      for (let i = 0; i < 4; i++) await tm.decode(toks.subarray(i, i + 1), i);
+      assert.equal(tm.maxPosition(), 3);
+    } finally {
+      await ctx.dispose();
+      await model.dispose();
+    }
+  } finally {
+    await llama.dispose();
+  }
+});

@@ -1,0 +1,56 @@
+// llama.cpp timed the way llama-bench times it (tools/llama-bench: test_prompt / test_gen): the KV cache
+// cleared, then pp = one llama_decode of the whole prompt batch (llama_batch_get_one: logits for the last
+// token only), tg = one llama_decode per token (its logits computed), no sampling, no JS batching layer.
+//
+// node-llama-cpp's public sequence API (controlledEvaluate) is not that: it keeps one context cell free
+// (freeSpace = contextSize - 1 - position), so a pp512 into a 512-cell context (bench:compare sizes the
+// context as llama-bench does, n_ctx = the largest test) is split into a 511-token decode, a context shift
+// (drops the first ~10% of the cells and RoPE-shifts the rest) and a 1-token decode, and it samples a token.
+// BENCHMARKS.md has the measured cost. So the timing goes one level down, to the addon context node-llama-cpp
+// itself drives (AddonContext: initBatch / addToBatch / decodeBatch, llama_memory_seq_rm to clear), in the
+// pinned node-llama-cpp 3.21.1 (peers/package.json). Its internals are checked once, with a clear error.
+import type { LlamaContext, LlamaContextSequence } from 'node-llama-cpp';
+
+/** The addon context's methods used here (node-llama-cpp 3.21.1, llama/addon/AddonContext.cpp). */
+interface AddonContext {
+  initBatch(size: number): void;
+  addToBatch(sequenceId: number, firstTokenContextIndex: number, tokens: Uint32Array, logitIndexes: Uint32Array): Uint32Array;
+  decodeBatch(): Promise<void>;
+  disposeSequence(sequenceId: number): void;
+  getSequenceKvCacheMaxPosition(sequenceId: number): number;
+}
+
+export interface LlamaBenchTimer {
+  /** clears the sequence's KV cells (llama_memory_seq_rm(seq, -1, -1)) */
+  clear(): void;
+  /** one llama_decode of `tokens` at positions pos.., logits for the last one; resolves when done */
+  decode(tokens: Uint32Array, pos: number): Promise<void>;
+  /** highest position in the sequence's KV cells (-1 when empty) */
+  maxPosition(): number;
+}
+
+export class LlamaInternalsError extends Error {
+  readonly code = 'PEER_INTERNALS';
+}
+
+/** llama-bench style decode calls on a node-llama-cpp context's one sequence. */
+export function llamaBenchTimer(ctx: LlamaContext, seq: LlamaContextSequence): LlamaBenchTimer {
+  const addon = (ctx as unknown as { _ctx?: Partial<AddonContext> })._ctx;
+  const id = (seq as unknown as { _sequenceId?: unknown })._sequenceId;
+  const need: (keyof AddonContext)[] = ['initBatch', 'addToBatch', 'decodeBatch', 'disposeSequence', 'getSequenceKvCacheMaxPosition'];
+  if (!addon || typeof id !== 'number' || need.some((k) => typeof addon[k] !== 'function')) {
+    throw new LlamaInternalsError('node-llama-cpp internals differ from 3.21.1 (LlamaContext._ctx / LlamaContextSequence._sequenceId): install the peers pinned in peers/package.json');
+  }
+  const a = addon as AddonContext;
+  const one = new Uint32Array(1);
+  return {
+    clear() { a.disposeSequence(id); },
+    async decode(tokens, pos) {
+      a.initBatch(tokens.length);
+      one[0] = tokens.length - 1;
+      a.addToBatch(id, pos, tokens, one);
+      await a.decodeBatch();
+    },
+    maxPosition() { return a.getSequenceKvCacheMaxPosition(id); },
+  };
+}
