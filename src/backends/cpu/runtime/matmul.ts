@@ -31,7 +31,7 @@ export class Matmuls {
   /** sizes the scratch for batches of up to maxTokens rows of up to maxCols */
   reserve(maxTokens: number, maxCols: number): void {
     this.growScratch(maxTokens * activationRowBytes(GgmlType.Q8_1, alignUp(maxCols, 256)) * 1.2);
-    this.growAux(maxTokens * alignUp(maxCols, 256) * 2 * 1.4);
+    this.growAux(maxTokens * alignUp(maxCols, 256) * 3 * 1.1);
   }
   private growScratch(bytes: number): number {
     const before = this.scratch.ptr;
@@ -90,8 +90,9 @@ export class Matmuls {
     const nb = cols / k.block;
     let ax = 0, axs = 0;
     if (k.aux) {
-      // per activation row: 84 B per 32-block (Q8_0/Q8_1 tables), 512 B per 256-block (Q8_K widened quants)
-      axs = vt === GgmlType.Q8_K ? nb * 512 : nb * 84;
+      // per activation row: 84 B per 32-block (Q8_0/Q8_1 tables), 768 B per 256-block (Q8_K: widened quants,
+      // then Q3_K's -4 * 4-value sums)
+      axs = vt === GgmlType.Q8_K ? nb * 768 : nb * 84;
       ax = this.growAux(nTokens * axs);
       // a side table built from the scratch by an earlier matmul of the same activations is still valid
       if (!scratch || this.lastAuxVt !== vt) {
