@@ -201,6 +201,8 @@ export function fuzzSeeds(): Seed[] {
     real('parity/gemma2-q8_0.gguf', 1), // soft-caps, post-norms, sliding window
     real('parity/gemma3-q4_k.gguf', 1), // Q/K norms, 5:1 sliding window
     real('parity/qwen2-q8_0.gguf', 1), // biases
+    real('parity/lfm2-q4_0.gguf', 1), // short-conv layers: per-layer head_count_kv, conv state
+    real('parity/qwen35-q8_0.gguf', 1), // Gated DeltaNet: ssm.* keys, recurrent states, gated attention
     seedOf(`150k-vocab (deepseek-llm padded to ${VOCAB_150K}, qwen2)`, build150kModel(), 0.15, false),
   ];
 }

@@ -195,3 +195,32 @@ test('no false alarms: every fixture of a supported architecture validates, byte
   const f = openGguf(fixture('models/stories260K.gguf'));
   assert.equal(readTensorData(f, 'output_norm.weight').length, 64 * 4);
 });
+
+test('recurrent architectures: lfm2 short-conv and qwen35 Gated DeltaNet keys and tensors are checked (typed errors)', () => {
+  const from = (rel: string) => toWriteInput(openGguf(fixture(rel)));
+  const lfm2 = from('parity/lfm2-f32.gguf'), qwen35 = from('parity/qwen35-f32.gguf');
+  const edit = (src: GgufWriteInput, change: (w: GgufWriteInput) => void): GgufFile => {
+    const w: GgufWriteInput = { ...src, metadata: src.metadata.map(([k, v]) => [k, v]), tensors: src.tensors.map((t) => ({ ...t })) };
+    change(w);
+    return parseGguf(writeGguf(w), 'edited.gguf');
+  };
+  const arr = (xs: number[]): GgufWriteValue => ({ type: 'array', itemType: 'u32', value: xs });
+  // lfm2: 5 layers C C A C A, dim 128, conv width 3
+  expectLoadError(edit(lfm2, (w) => setMeta(w, 'lfm2.attention.head_count_kv', arr([0, 0, 2, 0, 4]))), 'BAD_HPARAM', /has 2 and 4 on attention layers/);
+  expectLoadError(edit(lfm2, (w) => setMeta(w, 'lfm2.attention.head_count_kv', arr([0, 0, 2, 0]))), 'BAD_HPARAM', /an array of 4; expected 5 values/);
+  expectLoadError(edit(lfm2, (w) => setMeta(w, 'lfm2.shortconv.l_cache', undefined)), 'MISSING_KEY', /lfm2\.shortconv\.l_cache/);
+  expectLoadError(edit(lfm2, (w) => setTensor(w, 'blk.0.shortconv.conv.weight', [4, 128])), 'BAD_TENSOR_SHAPE', /shortconv\.conv\.weight" has shape \[4, 128\]; expected \[3, 128\] \(shortconv\.l_cache 3/);
+  expectLoadError(edit(lfm2, (w) => setTensor(w, 'blk.1.shortconv.conv.weight', [3, 128], GgmlType.F16)), 'BAD_TENSOR_TYPE', /expected F32/);
+  expectLoadError(edit(lfm2, (w) => setTensor(w, 'blk.2.shortconv.in_proj.weight', [128, 384])), 'UNEXPECTED_TENSOR', /blk\.2\.shortconv\.in_proj/);
+  expectLoadError(edit(lfm2, (w) => { w.tensors = w.tensors.filter((t) => t.name !== 'token_embd_norm.weight'); }), 'MISSING_TENSOR', /token_embd_norm\.weight/);
+  // qwen35: layers G G G A, S 32, 2 k-heads, 4 v-heads, conv 4
+  expectLoadError(edit(qwen35, (w) => { setMeta(w, 'qwen35.ssm.time_step_rank', u32(3)); setMeta(w, 'qwen35.ssm.inner_size', u32(96)); }), 'BAD_HPARAM', /time_step_rank is 3; expected a multiple of ssm\.group_count 2/);
+  expectLoadError(edit(qwen35, (w) => setMeta(w, 'qwen35.ssm.inner_size', u32(96))), 'BAD_HPARAM', /inner_size is 96; expected state_size 32 x time_step_rank 4/);
+  expectLoadError(edit(qwen35, (w) => setMeta(w, 'qwen35.ssm.state_size', undefined)), 'MISSING_KEY', /qwen35\.ssm\.state_size/);
+  expectLoadError(edit(qwen35, (w) => setTensor(w, 'blk.0.ssm_conv1d.weight', [3, 256])), 'BAD_TENSOR_SHAPE', /ssm_conv1d\.weight" has shape \[3, 256\]; expected \[4, 256\]/);
+  expectLoadError(edit(qwen35, (w) => setTensor(w, 'blk.3.attn_q.weight', [128, 256])), 'BAD_TENSOR_SHAPE', /attn_q\.weight" has shape \[128, 256\]; expected \[128, 512\] \(.*query and gate/);
+  expectLoadError(edit(qwen35, (w) => { w.tensors = w.tensors.filter((t) => t.name !== 'blk.1.ssm_a'); }), 'MISSING_TENSOR', /blk\.1\.ssm_a/);
+  expectLoadError(edit(qwen35, (w) => setTensor(w, 'blk.3.ssm_norm.weight', [32])), 'UNEXPECTED_TENSOR', /blk\.3\.ssm_norm/);
+  // the layer pattern follows full_attention_interval: with 2, layer 1 would be attention (and lacks attn_q)
+  expectLoadError(edit(qwen35, (w) => setMeta(w, 'qwen35.full_attention_interval', u32(2))), 'MISSING_TENSOR', /"blk\.1\.attn_(q|k|v|output)\.weight"/);
+});
