@@ -54,6 +54,25 @@ for (const [name, nCtx, nBatch, kv] of [['models/stories260K.gguf', 256, 64, 'f1
   });
 }
 
+for (const name of ['parity/lfm2-q8_0.gguf', 'parity/qwen35-f32.gguf']) {
+  test(`inspect ${name}: the recurrent state and the KV of its attention layers are what a Context allocates`, async () => {
+    const r = cli('inspect', fixture(name), '--json', '-c', '200', '-b', '64');
+    assert.equal(r.status, 0, r.stderr);
+    const mem = JSON.parse(r.stdout).summary.memory;
+    const f = openGguf(fixture(name));
+    const device = await getDevice('reference');
+    const model = loadModel(f, { device });
+    const ctx = await Context.create(model, { nCtx: 200, nBatch: 64, devices: [device] });
+    assert.ok(mem.state > 0, 'a recurrent model keeps state');
+    assert.equal(mem.state, ctx.recurrentStateBytes);
+    assert.equal(mem.kv_bytes_per_token, ctx.kvBytesPerToken);
+    assert.equal(mem.kv, ctx.kvBytesPerToken * ctx.kvCapacity);
+    assert.equal(mem.arena, [...ctx.sched.arenaBytes().values()].reduce((a, b) => a + b, 0));
+    ctx.close();
+    f.source.close?.();
+  });
+}
+
 test('inspect a split model by its first shard: shards listed, the same summary; a model it cannot run says why', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gguf-edge-inspect-'));
   try {

@@ -36,7 +36,7 @@ function preview(v: GgufMetaValue, all: boolean): unknown {
   return { length: arr.length, head: arr.slice(0, 8) };
 }
 
-const mib = (n: number) => `${(n / 1048576).toFixed(2)} MiB`;
+const mib = (n: number) => (n >= 1 << 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : n >= 1 << 20 ? `${(n / 2 ** 20).toFixed(2)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`);
 const count = (n: number) => (n >= 1e9 ? `${(n / 1e9).toFixed(2)} B` : n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} K` : String(n));
 
 export const command: Command = {
