@@ -249,17 +249,19 @@ test('progress shows on a terminal (util-linux script gives the CLI a pty) and n
   { 'ggml-org/models': { files: [{ path: 'stories260K.gguf', bytes: stories() }] } },
   async (hub, cache) => {
     const env = { ...process.env, HF_ENDPOINT: hub.url, GGUF_EDGE_CACHE: cache, HF_HUB_OFFLINE: '' };
-    const cmd = [process.execPath, bin, 'pull', 'ggml-org/models:stories260K.gguf'].map((a) => `'${a}'`).join(' ');
-    const out = await new Promise<string>((ok, fail) => {
-      const p = spawn('script', ['-qec', cmd, '/dev/null'], { env });
+    const onPty = (...args: string[]) => new Promise<string>((ok, fail) => {
+      const p = spawn('script', ['-qec', [process.execPath, bin, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { env });
       let text = '';
       p.stdout.on('data', (d) => { text += d; });
       p.on('error', fail);
       p.on('close', (code) => (code === 0 ? ok(text) : fail(new Error(`script exited ${code}: ${text}`))));
     });
+    const out = await onPty('pull', 'ggml-org/models:stories260K.gguf');
     assert.match(out, /downloading ggml-org\/models\/stories260K\.gguf \(1185376 bytes\)/);
     assert.match(out, /\rdownloading 100%/);
     assert.ok(out.includes(join(cache, 'ggml-org_models_stories260K.gguf')));
+    // verify hashes with progress too
+    assert.match(await onPty('verify', join(cache, 'ggml-org_models_stories260K.gguf')), /\rverifying 100%[\s\S]*OK \(the hub's\)/);
     // piped (the cached file is current, so fetch another copy): no progress, no notices
     rmSync(cache, { recursive: true, force: true });
     const piped = await cli({ HF_ENDPOINT: hub.url, GGUF_EDGE_CACHE: cache }, 'pull', 'ggml-org/models:stories260K.gguf');
