@@ -88,3 +88,18 @@ function meta(location: string, etag: string | undefined, size: string | undefin
   const n = size !== undefined && /^\d+$/.test(size) ? Number(size) : undefined;
   return { location, etag: e, sha256: e && /^[0-9a-f]{64}$/i.test(e) ? e.toLowerCase() : undefined, size: n, commit };
 }
+
+/** A JSON (or text) body of at most `max` bytes: a hub answer larger than any real listing is refused, not buffered. */
+export async function readBody(res: Response, url: string, max = 64 << 20): Promise<string> {
+  const len = Number(res.headers.get('content-length') ?? NaN);
+  if (len > max) { await res.body?.cancel(); throw new HubError('HTTP_ERROR', `${url}: a ${len}-byte answer, more than the ${max} bytes a listing can take`); }
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let n = 0;
+  for await (const c of res.body as unknown as AsyncIterable<Uint8Array>) {
+    n += c.length;
+    if (n > max) throw new HubError('HTTP_ERROR', `${url}: the answer passed ${max} bytes`);
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

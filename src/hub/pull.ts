@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { cacheDir, cachedFilePath, manifestPath } from './cache.js';
 import { downloadTo, type DownloadOptions } from './download.js';
 import { HubError } from './errors.js';
-import { fileMetadata, hubEndpoint, hubFetch, hubToken, requestHeaders, statusError } from './http.js';
+import { fileMetadata, hubEndpoint, hubFetch, hubToken, readBody, requestHeaders, statusError } from './http.js';
 import { parseSplitName, splitPath } from '../gguf/split.js';
 
 export interface HfRef {
@@ -114,7 +114,7 @@ async function resolveTag(repo: string, tag: string | undefined, o: Required<Pic
   }
   if (res.status === 401 || res.status === 403) throw statusError(res, url, 'repo');
   if (res.ok) {
-    const body = await res.text();
+    const body = await readBody(res, url);
     let f: string | undefined;
     try { f = (JSON.parse(body) as { ggufFile?: { rfilename?: string } }).ggufFile?.rfilename; } catch { f = undefined; }
     if (typeof f === 'string' && f !== '') {
@@ -129,7 +129,8 @@ async function resolveTag(repo: string, tag: string | undefined, o: Required<Pic
   const listUrl = `${o.endpoint}/api/models/${repo}/tree/main?recursive=true`;
   const list = await hubFetch(listUrl, { headers: requestHeaders(o, { Accept: 'application/json' }) }, o);
   if (!list.ok) throw statusError(list, listUrl, 'repo');
-  const items = (await list.json()) as { type?: string; path?: string; lfs?: { oid?: string } }[];
+  let items: { type?: string; path?: string; lfs?: { oid?: string } }[];
+  try { items = JSON.parse(await readBody(list, listUrl)); } catch (e) { if (e instanceof HubError) throw e; items = undefined as never; }
   if (!Array.isArray(items)) throw new HubError('HTTP_ERROR', `${listUrl}: not a file list`);
   const files = items.filter((x) => x.type === 'file' && typeof x.path === 'string').map((x) => x.path!);
   const file = pickGguf(files, tag);

@@ -289,3 +289,26 @@ test('serve -hf (as llama-server\'s): the model is fetched, then served', () => 
       p.kill();
     }
   }));
+
+test('a hub answering nonsense gets typed errors: no file list, more bytes than announced', async () => {
+  const { createServer } = await import('node:http');
+  const server = createServer((req, res) => {
+    if (req.url!.startsWith('/v2/')) { res.writeHead(200, { 'Content-Type': 'application/json' }); return res.end('this is not json'); }
+    if (req.url!.startsWith('/api/')) { res.writeHead(200, { 'Content-Type': 'application/json' }); return res.end('{"oops": 1}'); }
+    // HEAD says 10 bytes; the GET sends 20
+    res.writeHead(200, { ETag: '"abc"', 'Content-Length': req.method === 'HEAD' ? 10 : 20 });
+    res.end(req.method === 'HEAD' ? undefined : Buffer.alloc(20, 7));
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const endpoint = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const cache = mkdtempSync(join(tmpdir(), 'gguf-edge-cache-'));
+  try {
+    assert.equal(await errCode(pull('x/y:Q4_K_M', { endpoint, cacheDir: cache })), 'HTTP_ERROR');
+    assert.equal(await errCode(pull('x/y:m.gguf', { endpoint, cacheDir: cache, retryDelayMs: 1 })), 'SIZE_MISMATCH');
+    assert.deepEqual(readdirSync(cache).filter((n) => !n.startsWith('manifest=')), []);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+    rmSync(cache, { recursive: true, force: true });
+  }
+});
