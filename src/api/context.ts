@@ -4,7 +4,7 @@ import { Context, type ContextOptions } from '../runtime/context.js';
 import type { Sampler } from '../runtime/sampler.js';
 import type { Tokenizer } from '../tokenizer/index.js';
 import { UsageError } from './errors.js';
-import { generationLoop, type Engine, type GenerateResult, type TokenEvent } from './generation.js';
+import { abortedResult, generationLoop, type Engine, type GenerateResult, type TokenEvent } from './generation.js';
 import { buildSampler, type SamplingOptions } from './sampling.js';
 import { structuredConstraint } from '../grammar/index.js';
 
@@ -35,7 +35,7 @@ export interface GenerateOptions extends SamplingOptions {
   /** a text prompt: parse special-token text such as "<|im_start|>" (default false) */
   parseSpecial?: boolean;
   /** when the context fills: drop the older half of the cached tokens after the first `keep` (true: keep BOS) and go on */
-  contextShift?: boolean | { keep: number };
+  contextShift?: boolean | { keep: number; notice?: (msg: string) => void };
   /** record the top-K next-token probabilities at every step */
   probs?: number;
   /** advanced: a sampler to use instead of one built from the options (its random state goes on) */
@@ -77,7 +77,12 @@ export class RuntimeEngine implements Engine {
     this.sampler.accept(id);
     return id;
   }
-  truncate(keep: number): void { this.rt.truncate(keep); }
+  truncate(keep: number): number {
+    // a recurrent state cannot be rolled back: anything short of the whole cache clears it
+    if (this.rt.recurrent && keep < this.rt.nPast) { this.rt.clear(); return 0; }
+    this.rt.truncate(keep);
+    return this.rt.nPast;
+  }
   reset(): void { this.rt.clear(); this.sampler.reset(); this.last = null; }
   logits(): Float32Array { return this.last!; }
 }
@@ -150,6 +155,9 @@ export class ModelContext {
   private closing = false;
   private closed = false;
 
+  /** the model's tokenizer */
+  get tokenizer(): Tokenizer { return this.host.tokenizer; }
+
   constructor(private readonly host: ContextHost, rt: Context) {
     this.runtime = rt;
     this.nCtx = rt.nCtx;
@@ -183,12 +191,14 @@ export class ModelContext {
     if (constraint) sampler.constraint = constraint;
     const engine = new RuntimeEngine(this.runtime, sampler);
     const shift = o.contextShift === true ? { keep: this.host.tokenizer.addBos ? 1 : 0 } : o.contextShift || undefined;
+    // aborted before it started: nothing is evaluated
+    if (o.signal?.aborted) { out.result = abortedResult(ids.length); return; }
     let release!: () => void;
     this.busy = new Promise((r) => { release = r; });
     this.active = g;
     try {
       yield* generationLoop(engine, this.host.tokenizer, this.cache, ids, {
-        maxTokens: Math.floor(maxTokens) === maxTokens || maxTokens === Infinity ? maxTokens : Math.floor(maxTokens),
+        maxTokens: Math.floor(maxTokens),
         stop: o.stop ?? [],
         ignoreEos: !!o.ignoreEos,
         special: !!o.special,
@@ -201,7 +211,7 @@ export class ModelContext {
       sampler.constraint = before;
       // the cache list follows the runtime's cache, also after a failed evaluation
       if (this.runtime.nPast < this.cache.length) this.cache.length = this.runtime.nPast;
-      else if (this.runtime.nPast > this.cache.length) this.runtime.truncate(this.cache.length);
+      else if (this.runtime.nPast > this.cache.length) this.cache.length = engine.truncate(this.cache.length);
       this.busy = undefined;
       this.active = undefined;
       release();

@@ -5,12 +5,14 @@
 //   ChatTemplateError  a chat template that does not parse or render
 //   ContextError     the KV cache / evaluation (CONTEXT_FULL, BAD_TOKEN, ...)
 //   DeviceError      a compute device (COMPILE_FAILED, OVER_BUDGET, ...)
+//   GrammarError     a grammar or JSON Schema constraint (GBNF_SYNTAX, GRAMMAR_BUDGET, ...)
 //   UsageError       the caller: a bad argument, a closed object, a busy context
 export { GgufError, type GgufErrorCode, type GgufErrorDetail } from '../gguf/errors.js';
 export { TokenizerError } from '../tokenizer/vocab.js';
 export { ChatTemplateError } from '../tokenizer/chat-template.js';
 export { ContextError } from '../runtime/context.js';
 export { DeviceError, type DeviceErrorCode } from '../backends/backend.js';
+export { GrammarError, type GrammarErrorCode } from '../grammar/errors.js';
 
 export type UsageErrorCode =
   | 'USAGE' // an argument or option out of range or of the wrong type (the CLI's usage errors too)

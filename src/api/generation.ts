@@ -18,8 +18,11 @@ export interface Engine {
   setHistory(tokens: number[]): void;
   /** picks the next token from the last distribution and records it in the sampler's penalty history */
   sample(): number;
-  /** keeps the first `keep` cached tokens */
-  truncate(keep: number): void;
+  /**
+   * keeps the first `keep` cached tokens, or fewer: returns how many it kept (a model with recurrent layers
+   * cannot roll its state back, so anything short of the whole cache clears it)
+   */
+  truncate(keep: number): number;
   /** forgets everything (cache and sampler history) */
   reset(): void;
   /** the last distribution's logits (for `probs`) */
@@ -79,8 +82,6 @@ export interface LoopOptions {
   contextShift?: { keep: number; notice?: (msg: string) => void };
   shouldStop: () => boolean;
   probs?: number;
-  /** also evaluate the last token of a 'length' finish (a chat's next turn then reuses it from the cache) */
-  evaluateLast?: boolean;
   /** the grammar the engine's sampler is constrained by: the loop gives it the token budget, advances it
    * over each sampled token, and stops when its document is complete (src/grammar/constraint.ts) */
   constraint?: TokenConstraint | null;
@@ -121,12 +122,11 @@ export async function* generationLoop(
   let promptN = 0;
   let t0 = performance.now(), t1 = t0;
   try {
-    if (o.shouldStop()) { finish = 'abort'; return; }
     // evaluate only what differs from the cache (at least the last prompt token: its logits are needed)
     let common = 0;
     while (common < cache.length && common < prompt.length && cache[common] === prompt[common]) common++;
     if (common === prompt.length) common--;
-    engine.truncate(common);
+    common = engine.truncate(common);
     cache.length = common;
     const rest = prompt.slice(common);
     promptN = rest.length;
@@ -173,47 +173,55 @@ export async function* generationLoop(
       else if (done) { finish = 'stop'; stoppedBy = 'grammar'; }
       else if (ends) finish = last ? 'length' : 'context';
       yield { token: id, text: emit };
-      if (finish !== undefined && !(finish === 'length' && o.evaluateLast)) break;
-      if (full && !o.contextShift) break;
+      if (finish !== undefined) break;
       if (full) {
         // shift: keep the first tokens (BOS, system prompt), discard the older half of the rest, re-evaluate
         const nKeep = Math.min(o.contextShift!.keep, cache.length - 1);
         const nDiscard = Math.max(1, Math.floor((cache.length - nKeep) / 2));
         const kept = [...cache.slice(0, nKeep), ...cache.slice(nKeep + nDiscard)];
         o.contextShift!.notice?.(`context full: shifted the context, kept the first ${nKeep} token(s) (BOS and system prompt), discarded ${nDiscard} token(s)`);
-        engine.truncate(nKeep);
-        cache.length = nKeep;
-        const again = [...kept.slice(nKeep), id];
+        const n = engine.truncate(nKeep);
+        cache.length = n;
+        const again = [...kept.slice(n), id];
         await engine.evaluate(again);
         for (const t of again) cache.push(t);
       } else {
         await engine.evaluate([id]);
         cache.push(id);
       }
-      if (finish !== undefined) break;
     }
     finish ??= 'length';
   } finally {
     // also reached when a consumer leaves the loop early: that is an abort
     finish ??= 'abort';
     const t2 = performance.now();
-    const predictedMs = tokens.length ? t2 - t1 : 0;
     out.result = {
-      text,
-      tokens,
-      finishReason: finish,
+      ...result(text, tokens, finish, prompt.length, promptN, t1 - t0, tokens.length ? t2 - t1 : 0),
       ...(stoppedBy ? { stoppedBy } : {}),
       ...(stopString !== undefined ? { stopString } : {}),
-      usage: { prompt_tokens: prompt.length, completion_tokens: tokens.length, total_tokens: prompt.length + tokens.length },
-      timings: {
-        prompt_n: promptN,
-        prompt_ms: t1 - t0,
-        prompt_per_second: t1 > t0 ? promptN / ((t1 - t0) / 1000) : 0,
-        predicted_n: tokens.length,
-        predicted_ms: predictedMs,
-        predicted_per_second: predictedMs > 0 ? tokens.length / (predictedMs / 1000) : 0,
-      },
       ...(o.probs ? { probs } : {}),
     };
   }
+}
+
+function result(text: string, tokens: number[], finish: FinishReason, nPrompt: number, promptN: number, promptMs: number, predictedMs: number): GenerateResult {
+  return {
+    text,
+    tokens,
+    finishReason: finish,
+    usage: { prompt_tokens: nPrompt, completion_tokens: tokens.length, total_tokens: nPrompt + tokens.length },
+    timings: {
+      prompt_n: promptN,
+      prompt_ms: promptMs,
+      prompt_per_second: promptMs > 0 ? promptN / (promptMs / 1000) : 0,
+      predicted_n: tokens.length,
+      predicted_ms: predictedMs,
+      predicted_per_second: predictedMs > 0 ? tokens.length / (predictedMs / 1000) : 0,
+    },
+  };
+}
+
+/** The result of a generation aborted before it evaluated anything. */
+export function abortedResult(nPrompt: number): GenerateResult {
+  return result('', [], 'abort', nPrompt, 0, 0, 0);
 }

@@ -5,10 +5,10 @@ export { loadModel, Model, type LoadModelOptions, type TokenizeOptions, type Det
 export { ModelContext, Generation, type CreateContextOptions, type GenerateOptions } from './context.js';
 export type { TokenEvent, GenerateResult, FinishReason, Usage, Timings } from './generation.js';
 export type { SamplingOptions, Penalties } from './sampling.js';
-export { GrammarError, jsonSchemaToGrammar, parseGbnf, type GrammarErrorCode } from '../grammar/index.js';
+export { jsonSchemaToGrammar, parseGbnf } from '../grammar/index.js';
 export type { ModelSource, SourceProgress } from './source.js';
 export type { ChatMessage, RenderOptions } from '../tokenizer/chat-template.js';
-export { GgufError, TokenizerError, ChatTemplateError, ContextError, DeviceError, UsageError, type UsageErrorCode, type GgufErrorCode, type DeviceErrorCode } from './errors.js';
+export { GgufError, TokenizerError, ChatTemplateError, ContextError, DeviceError, GrammarError, UsageError, type UsageErrorCode, type GgufErrorCode, type DeviceErrorCode, type GrammarErrorCode } from './errors.js';
 export { deviceNames, closeDevices, registerDevice, getDevice, type DeviceOptions } from '../backends/registry.js';
 export type { Device } from '../backends/backend.js';
 

@@ -24,8 +24,8 @@ export interface OpenSourceOptions {
 }
 
 const isNode = (): boolean => !!(globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
-// a scheme of two letters or more (a Windows drive letter "C:\" is a path)
-const URL_LIKE = /^[a-zA-Z][a-zA-Z0-9+.-]+:/;
+// the schemes a string is read as a URL for; anything else is a file path in Node (a relative URL elsewhere)
+const URL_LIKE = /^(?:https?|file|data|blob):/i;
 
 export async function openSource(src: ModelSource, o: OpenSourceOptions = {}): Promise<ByteSource> {
   if (typeof src === 'string') {

@@ -11,25 +11,15 @@ import { readFileSync, existsSync } from 'node:fs';
 import type { Command } from '../main.js';
 import { MODEL_HELP, expandModelArgs, modelOptions, resolveModel } from '../hf.js';
 import type { Tokenizer } from '../../tokenizer/index.js';
-import { ChatFormatter, type ChatMessage } from '../../tokenizer/chat-template.js';
+import { ChatFormatter } from '../../tokenizer/chat-template.js';
+import { ChatSession as LibraryChatSession } from '../../api/chat-session.js';
+import { ModelContext } from '../../api/context.js';
+import { EngineContext } from '../../api/engine-context.js';
+import type { Engine } from '../../api/generation.js';
+import { samplingOptions as librarySampling, type SamplingOptions } from '../../api/sampling.js';
 
-/** What the REPL needs from a generation runtime. */
-export interface ChatEngine {
-  readonly nCtx: number;
-  /** appends tokens to the cache and computes the next-token distribution (the sampler's history is untouched) */
-  evaluate(tokens: number[]): Promise<void>;
-  /** the sampler's penalty history becomes exactly `tokens` (its random state goes on) */
-  setHistory(tokens: number[]): void;
-  /** picks the next token from the last distribution and records it in the sampler's penalty history */
-  sample(): number;
-  /**
-   * keeps the first `keep` cached tokens, or fewer: returns how many it kept (a model with recurrent layers
-   * cannot roll its state back, so anything short of the whole cache clears it)
-   */
-  truncate(keep: number): number;
-  /** forgets everything (cache and sampler history) */
-  reset(): void;
-}
+/** What the REPL needs from a generation runtime (the library's Engine). */
+export type ChatEngine = Engine;
 
 export interface ChatSessionOptions {
   /** tokens per reply at most; < 0: until end-of-generation or Ctrl-C */
@@ -43,172 +33,34 @@ export interface ChatSessionOptions {
 
 export interface ReplyResult {
   text: string;
+  /** the reply's tokens (an end-of-generation token not included) */
   tokens: number[];
   stopReason: 'eog' | 'stop' | 'length' | 'interrupted';
 }
 
-const yieldToEventLoop = (): Promise<void> => new Promise((r) => setImmediate(r));
-
-/** One conversation: history, the tokens in the engine's cache, and turn generation. */
-export class ChatSession {
-  messages: ChatMessage[] = [];
-  system: string | undefined;
-  /** tokens currently in the engine's cache */
-  private cached: number[] = [];
-  private readonly stops: string[];
-
-  constructor(
-    private readonly engine: ChatEngine,
-    private readonly tok: Tokenizer,
-    private readonly fmt: ChatFormatter,
-    private readonly opts: ChatSessionOptions,
-  ) {
-    this.system = opts.system;
-    this.stops = [...(opts.stop ?? []), ...fmt.stopStrings()].filter((s) => s.length > 0);
-  }
-
-  private notice(msg: string): void {
-    this.opts.notice?.(msg);
-  }
-
-  reset(): void {
-    this.messages = [];
-    this.cached = [];
-    this.engine.reset();
-  }
-
-  setSystem(text: string | undefined): void {
-    this.system = text && text.length > 0 ? text : undefined;
-  }
-
-  conversation(): ChatMessage[] {
-    return [...(this.system ? [{ role: 'system', content: this.system }] : []), ...this.messages];
+/** The library's ChatSession (src/api/chat-session.ts) with the REPL's reply() and /save. */
+export class ChatSession extends LibraryChatSession {
+  constructor(target: ChatEngine | ModelContext, tok: Tokenizer, fmt: ChatFormatter, opts: ChatSessionOptions, sampling: SamplingOptions = {}) {
+    super(target instanceof ModelContext ? target : new EngineContext(target, tok), {
+      ...sampling, formatter: fmt, maxTokens: opts.nPredict < 0 ? undefined : opts.nPredict,
+      stop: opts.stop, ignoreEos: opts.ignoreEos, system: opts.system, onNotice: opts.notice,
+    });
   }
 
   save(path: string): void {
     writeFileSync(path, JSON.stringify({ system: this.system ?? null, messages: this.conversation() }, null, 2) + '\n');
   }
 
-  private promptTokens(): number[] {
-    const text = this.fmt.render(this.conversation(), { addGenerationPrompt: true });
-    return this.tok.tokenize(text, { addSpecial: true, parseSpecial: true });
-  }
-
-  /** Tokens of the system prompt (and BOS) that a context shift keeps. */
-  private keepCount(prompt: number[]): number {
-    let keep = this.tok.addBos ? 1 : 0;
-    if (this.system) {
-      try {
-        const sys = this.tok.tokenize(this.fmt.render([{ role: 'system', content: this.system }], { addGenerationPrompt: false }), { addSpecial: true, parseSpecial: true });
-        let n = 0;
-        while (n < sys.length && n < prompt.length && sys[n] === prompt[n]) n++;
-        keep = Math.max(keep, n);
-      } catch {
-        // templates that cannot render a lone system message keep BOS only
-      }
-    }
-    return keep;
-  }
-
+  /** One turn: streams the reply's text to onText; shouldStop is asked before every token (Ctrl-C). */
   async reply(user: string, onText: (t: string) => void, shouldStop: () => boolean = () => false): Promise<ReplyResult> {
-    const nCtx = this.engine.nCtx;
-    this.messages.push({ role: 'user', content: user });
-    const reserve = Math.max(1, Math.floor(this.opts.nPredict >= 0 ? Math.min(this.opts.nPredict, nCtx / 2) : nCtx / 4));
-    let prompt = this.promptTokens();
-    // drop the oldest turns until the prompt plus room for the reply fits; the system prompt stays
-    let dropped = 0;
-    while (prompt.length + reserve > nCtx && this.messages.length > 1) {
-      this.messages.shift();
-      if (this.messages.length > 1 && this.messages[0]!.role !== 'user') this.messages.shift(), dropped++;
-      dropped++;
-      prompt = this.promptTokens();
-    }
-    if (dropped > 0) this.notice(`context full: dropped the ${dropped} oldest message(s), kept the system prompt`);
-    if (prompt.length >= nCtx) {
-      this.messages.pop();
-      throw Object.assign(new Error(`the prompt needs ${prompt.length} tokens but the context holds ${nCtx} (raise --ctx)`), { code: 'CONTEXT' });
-    }
-    const nKeep = this.keepCount(prompt);
-
-    // evaluate only what differs from the cache
-    let common = 0;
-    while (common < this.cached.length && common < prompt.length && this.cached[common] === prompt[common]) common++;
-    if (common === prompt.length) common--; // need logits for the last prompt token
-    common = this.engine.truncate(common);
-    this.cached = prompt.slice(0, common);
-    await this.engine.evaluate(prompt.slice(common));
-    this.cached = prompt.slice();
-    // the penalties see what `run` would with this conversation as its prompt: the prompt, then each sampled
-    // token once (sample() records it; evaluating it later does not record it again)
-    this.engine.setHistory(prompt);
-
-    const detok = this.tok.stream({ special: false });
-    const maxStop = this.stops.reduce((m, s) => Math.max(m, s.length), 0);
-    let text = '';
-    let pending = '';
-    const tokens: number[] = [];
-    let stopReason: ReplyResult['stopReason'] = 'length';
-    const emit = (s: string): void => {
-      if (s.length > 0) {
-        text += s;
-        onText(s);
-      }
-    };
-    // returns true when a stop string was found
-    const feed = (piece: string, final: boolean): boolean => {
-      pending += piece;
-      for (const s of this.stops) {
-        const at = pending.indexOf(s);
-        if (at >= 0) {
-          emit(pending.slice(0, at));
-          pending = '';
-          return true;
-        }
-      }
-      if (final || maxStop === 0) {
-        emit(pending);
-        pending = '';
-        return false;
-      }
-      // hold back a suffix that could start a stop string
-      let hold = 0;
-      for (const s of this.stops) {
-        for (let k = Math.min(s.length - 1, pending.length); k > hold; k--) {
-          if (pending.endsWith(s.slice(0, k))) {
-            hold = k;
-            break;
-          }
-        }
-      }
-      emit(pending.slice(0, pending.length - hold));
-      pending = pending.slice(pending.length - hold);
-      return false;
-    };
-
-    for (let i = 0; this.opts.nPredict < 0 || i < this.opts.nPredict; i++) {
-      await yieldToEventLoop();
-      if (shouldStop()) { stopReason = 'interrupted'; break; }
-      const id = this.engine.sample();
-      if (!this.opts.ignoreEos && this.tok.isEog(id)) { stopReason = 'eog'; break; }
-      tokens.push(id);
-      if (feed(detok.push(id), false)) { stopReason = 'stop'; break; }
-      if (this.cached.length + 1 > nCtx) {
-        // shift: keep the system prompt, discard the older half of the rest, re-evaluate the remainder
-        const nLeft = this.cached.length - nKeep;
-        const nDiscard = Math.max(1, Math.floor(nLeft / 2));
-        const kept = [...this.cached.slice(0, nKeep), ...this.cached.slice(nKeep + nDiscard)];
-        this.notice(`context full: shifted the context, kept the first ${nKeep} token(s) (BOS and system prompt), discarded ${nDiscard} token(s)`);
-        const n = this.engine.truncate(nKeep);
-        await this.engine.evaluate([...kept.slice(n), id]);
-        this.cached = [...kept, id];
-        continue;
-      }
-      await this.engine.evaluate([id]);
-      this.cached.push(id);
-    }
-    if (stopReason !== 'stop') feed(detok.flush(), true);
-    this.messages.push({ role: 'assistant', content: text });
-    return { text, tokens, stopReason };
+    // a signal that asks shouldStop each time the generation checks it
+    const signal = { get aborted() { return shouldStop(); } } as AbortSignal;
+    const g = this.send(user, { signal });
+    for await (const e of g) if (e.text.length > 0) onText(e.text);
+    const r = await g.result;
+    const tokens = r.stoppedBy === 'eog' ? r.tokens.slice(0, -1) : r.tokens;
+    const stopReason = r.finishReason === 'abort' ? 'interrupted' : r.stoppedBy === 'eog' ? 'eog' : r.finishReason === 'stop' ? 'stop' : 'length';
+    return { text: r.text, tokens, stopReason };
   }
 }
 
@@ -357,69 +209,37 @@ export const command: Command = {
     const path = await resolveModel(values, positionals[0]);
     const kv = kvType(values);
 
-    const { openGguf } = await import('../../gguf/open.js');
-    const { tokenizerFromGguf } = await import('../../tokenizer/index.js');
-    const { loadModel } = await import('../../runtime/model.js');
-    const { Context } = await import('../../runtime/context.js');
-    const { createSampler } = await import('../../runtime/sampler.js');
-
-    const file = openGguf(path);
-    const tok = tokenizerFromGguf(file);
-    let template = values.template;
-    if (template !== undefined && existsSync(template)) template = readFileSync(template, 'utf8');
-    const fmt = new ChatFormatter(tok, template);
+    const { loadModel } = await import('../../api/model.js');
     const setup = await phaseSetup(values);
-    const model = loadModel(file, { device: setup.host });
-    const nCtx = contextSize(values, model.hp.nCtxTrain);
-    let { prefillDevice, decodeDevice } = setup;
-    if (setup.policy === 'auto' && !prefillDevice && !decodeDevice) {
-      const { pickPhaseDevices } = await import('../../sched/policy.js');
-      const p = await pickPhaseDevices(model, setup.devices, setup.host, 512);
-      prefillDevice = p.prefill.device; decodeDevice = p.decode.device;
-      process.stderr.write(`phase policy auto: prefill on ${prefillDevice.name}, decode on ${decodeDevice.name}\n`);
-    }
-    const ctx = await Context.create(model, { nCtx, kvType: kv, devices: setup.devices, prefillDevice, decodeDevice, offloadMinBatch: setup.offloadMinBatch });
-    const sampler = createSampler(model.hp.nVocab, samplerParams(values));
-    let logits: Float32Array | null = null;
-    const engine: ChatEngine = {
-      nCtx,
-      async evaluate(tokens) {
-        if (tokens.length === 0) return;
-        logits = await ctx.decode(tokens);
-      },
-      setHistory(tokens) {
-        sampler.reset();
-        for (const t of tokens) sampler.accept(t);
-      },
-      sample() {
-        if (!logits) throw new Error('nothing evaluated yet');
-        const id = sampler.sample(logits);
-        sampler.accept(id);
-        return id;
-      },
-      truncate(keep) {
-        if (ctx.recurrent && keep < ctx.nPast) { ctx.clear(); return 0; }
-        ctx.truncate(keep);
-        return ctx.nPast;
-      },
-      reset() { ctx.clear(); sampler.reset(); logits = null; },
-    };
-    const interactive = process.stdin.isTTY === true;
-    const session = new ChatSession(engine, tok, fmt, {
-      nPredict: Math.floor(num(values['n-predict'], 'n-predict', -1)),
-      stop: values.stop, ignoreEos: !!values['ignore-eos'], system: values.system,
-      notice: (m) => process.stderr.write(`\n[${m}]\n`),
-    });
-    if (interactive) process.stderr.write(`chat with ${path} (template: ${fmt.name}, context ${nCtx}); /help for commands\n`);
+    const model = await loadModel(path, { device: setup.host });
     try {
+      const tok = model.runtime.tokenizer;
+      let template = values.template;
+      if (template !== undefined && existsSync(template)) template = readFileSync(template, 'utf8');
+      const fmt = new ChatFormatter(tok, template);
+      const nCtx = contextSize(values, model.contextLength);
+      let { prefillDevice, decodeDevice } = setup;
+      if (setup.policy === 'auto' && !prefillDevice && !decodeDevice) {
+        const { pickPhaseDevices } = await import('../../sched/policy.js');
+        const p = await pickPhaseDevices(model.runtime.model, setup.devices, setup.host, 512);
+        prefillDevice = p.prefill.device; decodeDevice = p.decode.device;
+        process.stderr.write(`phase policy auto: prefill on ${prefillDevice.name}, decode on ${decodeDevice.name}\n`);
+      }
+      const ctx = await model.createContext({ ctx: nCtx, kvType: kv, devices: setup.devices, prefillDevice, decodeDevice, offloadMinBatch: setup.offloadMinBatch });
+      const interactive = process.stdin.isTTY === true;
+      const session = new ChatSession(ctx, tok, fmt, {
+        nPredict: Math.floor(num(values['n-predict'], 'n-predict', -1)),
+        stop: values.stop, ignoreEos: !!values['ignore-eos'], system: values.system,
+        notice: (m) => process.stderr.write(`\n[${m}]\n`),
+      }, librarySampling(samplerParams(values)));
+      if (interactive) process.stderr.write(`chat with ${path} (template: ${fmt.name}, context ${nCtx}); /help for commands\n`);
       return await runRepl(session, {
         input: process.stdin, interactive, allowSave: !!values['allow-save'],
         out: (s) => process.stdout.write(s),
         err: (s) => process.stderr.write(s),
       });
     } finally {
-      ctx.close();
-      file.source.close?.();
+      await model.close();
     }
   },
 };

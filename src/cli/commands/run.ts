@@ -2,12 +2,8 @@
 import { parseArgs } from 'node:util';
 import type { Command } from '../main.js';
 import { MODEL_HELP, expandModelArgs, modelOptions, resolveModel } from '../hf.js';
-import { openGguf } from '../../gguf/open.js';
-import { loadModel } from '../../runtime/model.js';
-import { Context } from '../../runtime/context.js';
+import { loadModel } from '../../api/model.js';
 import { createSampler } from '../../runtime/sampler.js';
-import { generate } from '../../runtime/generate.js';
-import { tokenizerFromGguf } from '../../tokenizer/index.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { structuredConstraint, type StructuredOutput, type TokenConstraint } from '../../grammar/index.js';
 import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, contextSize, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions } from '../options.js';
@@ -95,81 +91,90 @@ export const command: Command = {
     const device = setup.host;
 
     const tLoad = performance.now();
-    const file = openGguf(path);
     const bar = progress('loading');
-    const model = loadModel(file, { device, onProgress: (d, t) => bar.update(d, t) });
+    const model = await loadModel(path, { device, onProgress: (p) => { if (p.phase === 'weights') bar.update(p.loaded, p.total!); } });
     bar.done();
-    const tok = tokenizerFromGguf(file);
-    const nCtx = contextSize(values, model.hp.nCtxTrain);
-    const nBatch = Math.floor(num(values.batch, 'batch', 512));
-    let { prefillDevice, decodeDevice } = setup;
-    let picked: Record<string, unknown> | undefined;
-    if (setup.policy === 'auto' && !prefillDevice && !decodeDevice) {
-      const p = await pickPhaseDevices(model, setup.devices, setup.host, nBatch);
-      prefillDevice = p.prefill.device; decodeDevice = p.decode.device;
-      picked = { prefill: { device: p.prefill.device.name, candidates: p.prefill.candidates }, decode: { device: p.decode.device.name, candidates: p.decode.candidates } };
-      process.stderr.write(`phase policy auto: prefill on ${p.prefill.device.name}, decode on ${p.decode.device.name} (` +
-        (['prefill', 'decode'] as const).map((ph) => `${ph}: ${p[ph].candidates.map((c) => `${c.device} ${(c.seconds * 1000).toFixed(2)} ms ${c.how}`).join(' vs ')}`).join('; ') + ')\n');
-    }
-    const profiler = values.profile || values.trace !== undefined ? new Profiler(values.trace !== undefined) : undefined;
-    const ctx = await Context.create(model, {
-      nCtx, kvType: kv, nBatch, devices: setup.devices, prefillDevice, decodeDevice, offloadMinBatch: setup.offloadMinBatch, profiler,
-    });
-    const loadMs = performance.now() - tLoad;
-
-    let prompt: number[];
-    if (values['prompt-tokens'] !== undefined) {
-      prompt = values['prompt-tokens'].split(',').filter((s) => s.trim() !== '').map((s) => {
-        const v = Number(s);
-        if (!Number.isInteger(v)) throw Object.assign(new Error(`--prompt-tokens: "${s}" is not a token id`), { code: 'USAGE' });
-        return v;
+    try {
+      const tok = model.runtime.tokenizer;
+      const nCtx = contextSize(values, model.contextLength);
+      const nBatch = Math.floor(num(values.batch, 'batch', 512));
+      let { prefillDevice, decodeDevice } = setup;
+      let picked: Record<string, unknown> | undefined;
+      if (setup.policy === 'auto' && !prefillDevice && !decodeDevice) {
+        const p = await pickPhaseDevices(model.runtime.model, setup.devices, setup.host, nBatch);
+        prefillDevice = p.prefill.device; decodeDevice = p.decode.device;
+        picked = { prefill: { device: p.prefill.device.name, candidates: p.prefill.candidates }, decode: { device: p.decode.device.name, candidates: p.decode.candidates } };
+        process.stderr.write(`phase policy auto: prefill on ${p.prefill.device.name}, decode on ${p.decode.device.name} (` +
+          (['prefill', 'decode'] as const).map((ph) => `${ph}: ${p[ph].candidates.map((c) => `${c.device} ${(c.seconds * 1000).toFixed(2)} ms ${c.how}`).join(' vs ')}`).join('; ') + ')\n');
+      }
+      const profiler = values.profile || values.trace !== undefined ? new Profiler(values.trace !== undefined) : undefined;
+      const mctx = await model.createContext({
+        ctx: nCtx, kvType: kv, batch: nBatch, devices: setup.devices, prefillDevice, decodeDevice, offloadMinBatch: setup.offloadMinBatch, profiler,
       });
-    } else {
-      prompt = tok.tokenize(values.prompt ?? '', { addSpecial: !values['no-bos'], parseSpecial: !!values['parse-special'] });
+      const ctx = mctx.runtime;
+      const loadMs = performance.now() - tLoad;
+
+      let prompt: number[];
+      if (values['prompt-tokens'] !== undefined) {
+        prompt = values['prompt-tokens'].split(',').filter((s) => s.trim() !== '').map((s) => {
+          const v = Number(s);
+          if (!Number.isInteger(v)) throw Object.assign(new Error(`--prompt-tokens: "${s}" is not a token id`), { code: 'USAGE' });
+          return v;
+        });
+      } else {
+        prompt = tok.tokenize(values.prompt ?? '', { addSpecial: !values['no-bos'], parseSpecial: !!values['parse-special'] });
+      }
+      if (prompt.length === 0) throw Object.assign(new Error('the prompt is empty (give -p TEXT or --prompt-tokens)'), { code: 'USAGE' });
+      const constraint = structuredConstraint(structured, tok);
+      const nPredict = Math.floor(num(values['n-predict'], 'n-predict', 128));
+      if (constraint && constraint.minTokens > nPredict) {
+        throw Object.assign(new Error(`the grammar needs at least ${constraint.minTokens} tokens to complete but -n is ${nPredict}`), { code: 'GRAMMAR_BUDGET' });
+      }
+      const sampler = createSampler(model.vocabSize, samplerParams(values), constraint);
+      const json = !!values.json;
+      if (!json) process.stdout.write(values['prompt-tokens'] !== undefined ? tok.detokenize(prompt, { removeSpecial: true }) : (values.prompt ?? ''));
+      const gen = mctx.generate(prompt, {
+        sampler,
+        maxTokens: Math.max(0, nPredict),
+        probs: values.probs !== undefined ? Math.floor(num(values.probs, 'probs', 0)) : undefined,
+        ignoreEos: !!values['ignore-eos'],
+        special: true,
+      });
+      for await (const e of gen) if (!json && e.text.length > 0) process.stdout.write(e.text);
+      const res = await gen.result;
+      const policy = {
+        policy: setup.policy, offload_min_batch: setup.offloadMinBatch, prefill_device: prefillDevice?.name ?? null, decode_device: decodeDevice?.name ?? null,
+        devices: setup.devices.map((d) => d.name), kv_devices: ctx.kvDevices(), fallbacks: ctx.sched.fallbacks, ...(picked ? { picked } : {}),
+      };
+      const profile = profiler ? {
+        ...profiler.report(),
+        ...(constraint ? { grammar: grammarProfile(constraint, res.tokens.length) } : {}),
+        kv_cache: { type: kv, n_ctx: ctx.nCtx, fill_tokens: ctx.nPast, fill: ctx.nPast / ctx.nCtx, bytes_per_token: ctx.kvBytesPerToken, bytes_used: ctx.nPast * ctx.kvBytesPerToken, ...ctx.kvDevices() },
+        prompt_kv_bytes: prompt.length * ctx.kvBytesPerToken,
+      } : undefined;
+      if (values.trace !== undefined) writeFileSync(values.trace, profiler!.traceJson());
+      const t = res.timings;
+      const nGen = res.tokens.length;
+      const timings = {
+        load_ms: loadMs, prompt_ms: t.prompt_ms, gen_ms: t.predicted_ms,
+        pp_tps: prompt.length / (t.prompt_ms / 1000), tg_tps: nGen > 1 ? (nGen - 1) / (t.predicted_ms / 1000) : 0,
+      };
+      if (json) {
+        const out: Record<string, unknown> = { prompt_tokens: prompt, tokens: res.tokens, text: res.text };
+        if (res.probs) out.probs = res.probs;
+        out.timings = timings;
+        out.policy = policy;
+        if (profile && values.profile) out.profile = profile;
+        process.stdout.write(JSON.stringify(out) + '\n');
+      } else {
+        process.stdout.write('\n');
+        process.stderr.write(`load ${loadMs.toFixed(0)} ms | prompt ${prompt.length} tok ${timings.pp_tps.toFixed(1)} tok/s | gen ${res.tokens.length} tok ${timings.tg_tps.toFixed(1)} tok/s | ${device.name}\n`);
+        if (profile && values.profile) process.stderr.write(formatProfile(profile));
+      }
+      return 0;
+    } finally {
+      await model.close();
     }
-    if (prompt.length === 0) throw Object.assign(new Error('the prompt is empty (give -p TEXT or --prompt-tokens)'), { code: 'USAGE' });
-    const constraint = structuredConstraint(structured, tok);
-    const nPredict = Math.floor(num(values['n-predict'], 'n-predict', 128));
-    if (constraint && constraint.minTokens > nPredict) {
-      throw Object.assign(new Error(`the grammar needs at least ${constraint.minTokens} tokens to complete but -n is ${nPredict}`), { code: 'GRAMMAR_BUDGET' });
-    }
-    const sampler = createSampler(model.hp.nVocab, samplerParams(values), constraint);
-    const json = !!values.json;
-    if (!json) process.stdout.write(values['prompt-tokens'] !== undefined ? tok.detokenize(prompt, { removeSpecial: true }) : (values.prompt ?? ''));
-    const res = await generate(ctx, tok, prompt, {
-      nPredict,
-      sampler,
-      probs: values.probs !== undefined ? Math.floor(num(values.probs, 'probs', 0)) : undefined,
-      stopAtEog: !values['ignore-eos'],
-      onText: json ? undefined : (t) => process.stdout.write(t),
-    });
-    const policy = {
-      policy: setup.policy, offload_min_batch: setup.offloadMinBatch, prefill_device: prefillDevice?.name ?? null, decode_device: decodeDevice?.name ?? null,
-      devices: setup.devices.map((d) => d.name), kv_devices: ctx.kvDevices(), fallbacks: ctx.sched.fallbacks, ...(picked ? { picked } : {}),
-    };
-    const profile = profiler ? {
-      ...profiler.report(),
-      ...(constraint ? { grammar: grammarProfile(constraint, res.tokens.length) } : {}),
-      kv_cache: { type: kv, n_ctx: ctx.nCtx, fill_tokens: ctx.nPast, fill: ctx.nPast / ctx.nCtx, bytes_per_token: ctx.kvBytesPerToken, bytes_used: ctx.nPast * ctx.kvBytesPerToken, ...ctx.kvDevices() },
-      prompt_kv_bytes: prompt.length * ctx.kvBytesPerToken,
-    } : undefined;
-    if (values.trace !== undefined) writeFileSync(values.trace, profiler!.traceJson());
-    const timings = { load_ms: loadMs, prompt_ms: res.timings.prompt_ms, gen_ms: res.timings.gen_ms, pp_tps: res.timings.pp_tps, tg_tps: res.timings.tg_tps };
-    if (json) {
-      const out: Record<string, unknown> = { prompt_tokens: prompt, tokens: res.tokens, text: res.text };
-      if (res.probs) out.probs = res.probs;
-      out.timings = timings;
-      out.policy = policy;
-      if (profile && values.profile) out.profile = profile;
-      process.stdout.write(JSON.stringify(out) + '\n');
-    } else {
-      process.stdout.write('\n');
-      process.stderr.write(`load ${loadMs.toFixed(0)} ms | prompt ${prompt.length} tok ${res.timings.pp_tps.toFixed(1)} tok/s | gen ${res.tokens.length} tok ${res.timings.tg_tps.toFixed(1)} tok/s | ${device.name}\n`);
-      if (profile && values.profile) process.stderr.write(formatProfile(profile));
-    }
-    ctx.close();
-    file.source.close?.();
-    return 0;
   },
 };
 
