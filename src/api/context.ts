@@ -205,7 +205,7 @@ export class ModelContext {
         contextShift: shift,
         shouldStop: () => this.closing || !!o.signal?.aborted,
         probs: o.probs,
-        constraint,
+        constraint: sampler.constraint,
       }, out);
     } finally {
       sampler.constraint = before;
