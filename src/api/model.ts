@@ -181,7 +181,7 @@ export async function loadModel(source: ModelSource, o: LoadModelOptions = {}): 
   let model: RuntimeModel | undefined;
   try {
     // a split model named by its first shard gets its other shards merged in
-    file = await completeSplit(parseGgufSource(src), source);
+    file = await completeSplit(parseGgufSource(src), source, { onProgress, signal });
     model = loadRuntimeModel(file, { device: host, onProgress: onProgress && ((loaded, total) => onProgress({ phase: 'weights', loaded, total })) });
     const tokenizer = tokenizerFromGguf(file);
     return new Model({ model, tokenizer, file, device: host, devices });

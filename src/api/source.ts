@@ -4,8 +4,8 @@
 // Node's file I/O is imported dynamically, so the browser path never pulls node:fs.
 import { memorySource, type ByteSource } from '../gguf/source.js';
 import { GgufError } from '../gguf/errors.js';
-import type { GgufFile } from '../gguf/reader.js';
-import { splitCount } from '../gguf/split.js';
+import { parseGgufSource, type GgufFile } from '../gguf/reader.js';
+import { checkFirstShard, mergeShards, splitCount, splitPath, splitPrefix } from '../gguf/split.js';
 import { UsageError } from './errors.js';
 
 export type ModelSource = string | URL | ArrayBuffer | ArrayBufferView | Blob;
@@ -49,18 +49,40 @@ export async function openSource(src: ModelSource, o: OpenSourceOptions = {}): P
 
 /**
  * A split model (gguf-split shards) named by its first shard: from a Node path or file: URL its other shards
- * are found beside it and merged (src/gguf/open.ts); from bytes, a Blob or http(s) they cannot be.
+ * are found beside it and merged (src/gguf/open.ts); from an http(s) URL they are fetched from beside it
+ * (PREFIX-0000i-of-0000N.gguf in the same folder); from bytes or a Blob they cannot be found.
  */
-export async function completeSplit(file: GgufFile, src: ModelSource): Promise<GgufFile> {
+export async function completeSplit(file: GgufFile, src: ModelSource, o: OpenSourceOptions = {}): Promise<GgufFile> {
   const count = splitCount(file);
   if (count <= 1) return file;
+  const url = src instanceof URL ? src : typeof src === 'string' && URL_LIKE.test(src) ? new URL(src) : undefined;
   let path: string | undefined;
   if (isNode()) {
     if (typeof src === 'string' && !URL_LIKE.test(src)) path = src;
-    else if ((src instanceof URL || typeof src === 'string') && new URL(src).protocol === 'file:') path = (await import('node:url')).fileURLToPath(src);
+    else if (url?.protocol === 'file:') path = (await import('node:url')).fileURLToPath(url);
   }
-  if (path === undefined) throw new GgufError('SPLIT_MISSING_SHARD', `a split model (split.count = ${count}) needs its other shards: load it from the path of its first shard`, file.name, undefined, { key: 'split.count', found: String(count) });
-  return (await import('../gguf/open.js')).withShards(file, path);
+  if (path !== undefined) return (await import('../gguf/open.js')).withShards(file, path);
+  if (url === undefined) throw new GgufError('SPLIT_MISSING_SHARD', `a split model (split.count = ${count}) needs its other shards: load it from the path or URL of its first shard`, file.name, undefined, { key: 'split.count', found: String(count) });
+  checkFirstShard(file, count);
+  const prefix = splitPrefix(url.pathname, 0, count);
+  if (prefix === undefined) throw new GgufError('SPLIT_BAD_NAME', `a split model (split.count = ${count}) must be named like ${splitPath('PREFIX', 0, count)} to find its other shards`, file.name, undefined, { key: 'split.count', found: url.pathname });
+  const shards: GgufFile[] = [file];
+  try {
+    for (let i = 1; i < count; i++) {
+      const u = new URL(url);
+      u.pathname = splitPath(prefix, i, count);
+      let s: ByteSource;
+      try { s = await openSource(u, o); } catch (e) {
+        if (e instanceof UsageError && e.code === 'FETCH_FAILED') throw new GgufError('SPLIT_MISSING_SHARD', `shard ${i + 1} of ${count}: ${e.message}`, file.name, undefined, { key: 'split.no', expected: u.href, found: 'not fetched' });
+        throw e;
+      }
+      shards.push(parseGgufSource(s));
+    }
+    return mergeShards(shards);
+  } catch (e) {
+    for (const f of shards.slice(1)) f.source.close?.();
+    throw e;
+  }
 }
 
 function describe(v: unknown): string {

@@ -106,7 +106,7 @@ test('gguf-edge split, then run on the first shard: llama.cpp\'s greedy tokens, 
   assert.deepEqual(JSON.parse(cli('run', merged, ...args).stdout).tokens, stories.default.generated_ids);
 }));
 
-test('the library (loadModel) takes a split model by its first shard path; from bytes it says what is missing', withDir(async (dir) => {
+test('the library (loadModel) takes a split model by its first shard (a path or an http URL); from bytes it says what is missing', withDir(async (dir) => {
   const single = openGguf(fixture('models/stories260K.gguf'));
   const shards = writeSplit(single, join(dir, 'stories'), { maxTensors: 16 });
   single.source.close?.();
@@ -119,6 +119,29 @@ test('the library (loadModel) takes a split model by its first shard path; from 
     await model.close();
   }
   await assert.rejects(loadModel(new Uint8Array(readFileSync(shards[0]!.path))), (e: GgufError) => e.code === 'SPLIT_MISSING_SHARD');
+  // over http (the browser's way): the other shards are fetched from beside the first
+  const { createServer } = await import('node:http');
+  const server = createServer((req, res) => {
+    const p = join(dir, decodeURIComponent(new URL(req.url!, 'http://x').pathname.replace(/^\/models\//, '')));
+    if (!/stories-0000\d-of-00003\.gguf$/.test(p)) { res.writeHead(404); return res.end(); }
+    try { const b = readFileSync(p); res.writeHead(200, { 'Content-Length': b.length }); res.end(b); } catch { res.writeHead(404); res.end(); }
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  try {
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}/models/`;
+    const remote = await loadModel(`${base}stories-00001-of-00003.gguf`, { device: 'reference' });
+    try {
+      const ctx = await remote.createContext({ ctx: 128 });
+      assert.deepEqual((await ctx.generate('Once upon a time', { maxTokens: 32, temperature: 0 }).result).tokens, stories.default.generated_ids);
+    } finally {
+      await remote.close();
+    }
+    unlinkSync(shards[2]!.path);
+    await assert.rejects(loadModel(`${base}stories-00001-of-00003.gguf`), (e: GgufError) => e.code === 'SPLIT_MISSING_SHARD' && /stories-00003-of-00003\.gguf/.test(e.message));
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 }));
 
 test('split by size (--split-max-size) and --dry-run', withDir((dir) => {
