@@ -10,6 +10,7 @@ const OP_SET: Record<Exclude<Op, 'none'>, true> = {
   get_rows: true, mul_mat: true, add: true, mul: true, scale: true, rms_norm: true, rope: true,
   swiglu: true, geglu: true, softcap: true, view_cols: true, kv_store: true, attention: true,
   view_blocks: true, silu: true, sigmoid: true, softplus: true, l2_norm: true, ssm_conv: true, gated_delta_net: true,
+  soft_max: true, top_k: true, moe_weights: true, mul_mat_id: true, moe_sum: true,
 };
 export const COMPUTE_OPS = Object.keys(OP_SET) as Exclude<Op, 'none'>[];
 
@@ -65,6 +66,11 @@ function probes(nTok: number): { op: string; type?: number; graph: Graph; node: 
   one('swiglu', (b) => b.swiglu(x(b), x(b)));
   one('geglu', (b) => b.geglu(x(b), x(b)));
   one('softcap', (b) => b.softcap(x(b), 30));
+  one('soft_max', (b) => b.softMax(x(b, 8)));
+  one('top_k', (b) => b.topK(x(b, 8), 2));
+  one('moe_weights', (b) => b.moeWeights(x(b, 8), b.leaf('ids', 'input', 'i32', [2, nTok]), { norm: true, scale: 0 }));
+  for (const t of WEIGHT_TYPE_IDS) one('mul_mat_id', (b) => b.mulMatId(b.leaf('w', 'weight', t, [k, n, 8]), x(b), b.leaf('ids', 'input', 'i32', [2, nTok])), t);
+  one('moe_sum', (b) => b.moeSum(b.leaf('y', 'input', 'f32', [k, 2, nTok]), b.leaf('w', 'input', 'f32', [2, nTok])));
   one('view_cols', (b) => b.viewCols(x(b), 64, 64));
   one('kv_store', (b) => b.kvStore(b.leaf('kc', 'state', 'f16', [hd * nHeadKv, nCtx]), x(b, hd * nHeadKv), b.leaf('pos', 'input', 'i32', [nTok])));
   one('attention', (b) => {

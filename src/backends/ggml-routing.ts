@@ -8,7 +8,7 @@
 //     group of 4 activation rows, ggml_gemv_q4_K_8x8_q8_K for the rows left over (all of them in
 //     a one-token decode). Q6_K and Q8_0 are not repacked on x86 in this build.
 //   - Q4_0 weights with a multiple of 8 rows are repacked too: ggml_gemm/gemv_q4_0_8x8_q8_0.
-//   - F32 and F16 weights with at least 2 activation rows (and rows of a multiple of 16 values):
+//   - F32 and F16 weights with at least 2 activation rows (rows of a multiple of 16 values, a multiple of 4 rows):
 //     llamafile's tinyBLAS (16 f32 lanes with FMA, _mm512_reduce_add_ps); F16 weights see the activations
 //     rounded to f16. With 1 row tinyBLAS declines ("only for prompt processing") and
 //     ggml_vec_dot_f32/_f16 run.
@@ -31,9 +31,12 @@ export function q4KGemmRows(wtype: number, rows: number, nTokens: number): numbe
   return wtype === GgmlType.Q4_K && llamaRepacks(wtype, rows) ? nTokens - (nTokens % 4) : 0;
 }
 
-/** F32/F16 weights: tinyBLAS's 16 lanes (a batch) rather than ggml_vec_dot_f32/_f16 (one token) */
-export function usesTinyBlas(nTokens: number, cols: number): boolean {
-  return nTokens >= 2 && cols % 16 === 0;
+/**
+ * F32/F16 weights: tinyBLAS's 16 lanes (a batch) rather than ggml_vec_dot_f32/_f16 (one token). tinyBLAS::matmul
+ * also declines weights whose row count is not a multiple of 4 (e.g. a MoE router over 6 experts).
+ */
+export function usesTinyBlas(nTokens: number, cols: number, rows: number): boolean {
+  return nTokens >= 2 && cols % 16 === 0 && rows % 4 === 0;
 }
 
 /**

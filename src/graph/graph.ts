@@ -30,7 +30,13 @@ export type Op =
   | 'softplus' // log(1 + exp(x)), x past 20 passed through
   | 'l2_norm' // per chunk of params.rowLen values: x / max(sqrt(sum(x^2)), eps)
   | 'ssm_conv' // src0: conv state (state), src1: f32 [channels, nTok], src2: f32 weight [kernel, channels]; causal depthwise conv, updates the state
-  | 'gated_delta_net'; // src0: S x S state per v-head (state), src1: q, src2: k [S*nHeadK, nTok], src3: v [S*nHeadV, nTok], src4: g, src5: beta [nHeadV, nTok]; updates the state
+  | 'gated_delta_net' // src0: S x S state per v-head (state), src1: q, src2: k [S*nHeadK, nTok], src3: v [S*nHeadV, nTok], src4: g, src5: beta [nHeadV, nTok]; updates the state
+  // Mixture of experts (llama.cpp's build_moe_ffn, see the contract above GraphBuilder.mulMatId):
+  | 'soft_max' // softmax over each row of ne0 values (ggml_soft_max: no mask, scale 1)
+  | 'top_k' // src0 f32 [n, rows] -> i32 [k, rows]: the k largest per row, largest first (ggml_argsort_top_k)
+  | 'moe_weights' // src0 probs f32 [nExpert, nTok], src1 i32 ids [k, nTok] -> f32 [k, nTok]: the selected probs, renormalised
+  | 'mul_mat_id' // src0 weights [cols, rows, nExpert], src1 f32 [cols, nTok] or [cols, k, nTok], src2 i32 ids [k, nTok] -> f32 [rows, k, nTok]
+  | 'moe_sum'; // src0 f32 [n, k, nTok], src1 f32 weights [k, nTok] -> f32 [n, nTok]: sum of weighted expert outputs in rank order
 
 export type DType = 'f32' | 'f16' | 'i32' | number; // number = a ggml type id for weights
 
@@ -214,6 +220,49 @@ export class GraphBuilder {
     return this.add('gated_delta_net', 'intermediate', 'f32', [...v.shape], [state, q, k, v, g, beta], { ...p }, name);
   }
 
+  // ---- Mixture of experts: the op sequence of llama.cpp's build_moe_ffn (src/llama-graph.cpp, v0.4.0):
+  //   logits = mul_mat(router, x)             [nExpert, nTok]
+  //   probs  = soft_max(logits)               ggml_soft_max: max, exp(x - max) (v_expf over 16-lane chunks,
+  //                                           glibc expf for the rest), sum in double, x * f32(1/sum)
+  //   ids    = top_k(probs, k)                ggml_argsort_top_k: descending (equal values: lower index first)
+  //   w      = moe_weights(probs, ids)        get_rows; with norm: w / max(sum_rows(w), 2^-14) (sum in
+  //                                           double, rounded to f32; f32 divide); then times scale if not 0 or 1
+  //   y      = mul_mat_id(W_exps, x, ids)     per (slot i, token t): W[ids[i, t]] . x[:, t] (x [cols, nTok]),
+  //                                           or W[ids[i, t]] . x[:, i, t] (x [cols, k, nTok], e.g. the down projection)
+  //   out    = moe_sum(y_down, w)             ((y0*w0 + y1*w1) + y2*w2) ...: f32 products, f32 adds, rank order
+  // mul_mat_id contract: only the selected experts' weight rows are read. Each output row is the one-row
+  // matmul of its expert's matrix: the activations quantized per row as for mul_mat, and the float order
+  // of llama.cpp's one-token kernel for that weight type (ggml_compute_forward_mul_mat_id runs vec_dot per
+  // row, the repack buffer's forward_mul_mat_id runs the GEMV for every row; tinyBLAS and the Q4_K GEMM
+  // never run for experts), so the result does not depend on how many tokens a batch routes to an expert.
+  // A device may group the batch's rows by expert to stream each expert's weights once. ids outside
+  // [0, nExpert) are an error (the kernels check them before reading weights).
+  softMax(a: TensorDesc, name?: string): TensorDesc {
+    return this.add('soft_max', 'intermediate', 'f32', [...a.shape], [a], {}, name);
+  }
+  topK(a: TensorDesc, k: number, name?: string): TensorDesc {
+    need(Number.isSafeInteger(k) && k > 0 && k <= a.shape[0]!, 'top_k', () => `top ${k} of rows of ${a.shape[0]}`);
+    return this.add('top_k', 'intermediate', 'i32', [k, ...a.shape.slice(1)], [a], { k }, name);
+  }
+  moeWeights(probs: TensorDesc, ids: TensorDesc, p: { norm: boolean; scale: number }, name?: string): TensorDesc {
+    need(ids.dtype === 'i32' && rows(ids) === rows(probs) && ids.shape[0]! <= probs.shape[0]!, 'moe_weights', () => `ids [${ids.shape.join(', ')}] for probs [${probs.shape.join(', ')}]`);
+    need(Number.isFinite(p.scale), 'moe_weights', () => `scale ${p.scale}`);
+    return this.add('moe_weights', 'intermediate', 'f32', [...ids.shape], [probs, ids], { ...p }, name);
+  }
+  mulMatId(w: TensorDesc, x: TensorDesc, ids: TensorDesc, name?: string): TensorDesc {
+    const k = ids.shape[0]!, nTok = ids.shape[1] ?? 1;
+    need(w.shape.length === 3 && isDim(w.shape[2]!), 'mul_mat_id', () => `${w.name} [${w.shape.join(', ')}] is not [cols, rows, nExpert]`);
+    need(w.shape[0] === x.shape[0], 'mul_mat_id', () => `${w.name} rows of ${w.shape[0]} vs input rows of ${x.shape[0]}`);
+    need(ids.dtype === 'i32' && ids.shape.length <= 2, 'mul_mat_id', () => `ids ${ids.name} must be a 2-D i32 tensor [k, nTok]`);
+    // x [cols, nTok]: every slot reads its token's row; x [cols, k, nTok]: slot i reads row i of its token
+    const shapeOk = x.shape.length === 3 ? x.shape[1] === k && x.shape[2] === nTok : (x.shape[1] ?? 1) === nTok;
+    need(shapeOk, 'mul_mat_id', () => `input [${x.shape.join(', ')}] for ${k} slots of ${nTok} tokens`);
+    return this.add('mul_mat_id', 'intermediate', 'f32', [w.shape[1]!, k, nTok], [w, x, ids], {}, name);
+  }
+  moeSum(y: TensorDesc, w: TensorDesc, name?: string): TensorDesc {
+    need(y.shape.length === 3 && w.shape[0] === y.shape[1] && (w.shape[1] ?? 1) === y.shape[2], 'moe_sum', () => `weights [${w.shape.join(', ')}] for expert outputs [${y.shape.join(', ')}]`);
+    return this.add('moe_sum', 'intermediate', 'f32', [y.shape[0]!, y.shape[2]!], [y, w], {}, name);
+  }
   finish(inputs: Graph['inputs'], output: TensorDesc, nTokens: number, nOutputs: number): Graph {
     output.role = 'output';
     return { tensors: this.tensors, nodes: this.nodes, inputs, output: output.id, nTokens, nOutputs };

@@ -2,7 +2,7 @@
 // is checked as it is read (src/models/validate.ts).
 import { GgufError } from '../gguf/errors.js';
 import { metaString, metaArrayLength, type GgufFile } from '../gguf/reader.js';
-import { checkHParams, MAX_DIM, MAX_HEADS, MAX_LAYERS, readIntKey, readIntOrPerLayer, readPerLayerInts, readRealKey } from './validate.js';
+import { checkHParams, MAX_DIM, MAX_EXPERTS, MAX_HEADS, MAX_LAYERS, readBoolPerLayer, readIntKey, readIntOrPerLayer, readPerLayerInts, readRealKey } from './validate.js';
 
 /**
  * What mixes the tokens in a layer: softmax attention over the KV cache, lfm2's short convolution, or
@@ -60,6 +60,21 @@ export interface HParams {
   ffnNormTensor: 'ffn_norm' | 'post_attention_norm';
   /** the final norm (lfm2 names it token_embd_norm) */
   outputNormTensor: 'output_norm' | 'token_embd_norm';
+  /** mixture of experts: experts per layer (0 = dense FFN), experts used per token, an expert's FFN width */
+  nExpert: number;
+  nExpertUsed: number;
+  nFfExp: number;
+  /** the routing weights are multiplied by this unless it is 0 or 1 (expert_weights_scale) */
+  expertWeightsScale: number;
+  /** gemma4: the FFN width of each layer (every other architecture: nFf for every layer) */
+  nFfLayers: number[];
+  /** gemma4: head size and RoPE dims on sliding-window layers (key_length_swa, rope.dimension_count_swa) */
+  headDimSwa: number;
+  ropeDimsSwa: number;
+  /** gemma4: the last nKvShared layers have no K/V and attend over earlier layers' caches */
+  nKvShared: number;
+  /** gemma4: width of each layer's slice of the per-layer token embeddings (0 = none) */
+  nEmbdPerLayer: number;
 }
 
 /** Layer kinds from the file: lfm2's head_count_kv of 0, qwen35's recurrent_layers or full_attention_interval. */
@@ -77,6 +92,13 @@ function readLayerKinds(f: GgufFile, arch: string, nLayer: number, kvPerLayer: n
   return Array.from({ length: nLayer }, () => 'attention');
 }
 
+
+function badKey(f: GgufFile, key: string, expected: string, found: string): never {
+  throw new GgufError('BAD_HPARAM', `metadata ${key} is ${found}; expected ${expected}`, f.name, f.metaEntries.get(key)?.offset, { key, expected, found });
+}
+
+/** architectures built with a mixture-of-experts FFN in every layer */
+export const MOE_ARCHS = ['qwen3moe', 'qwen35moe'];
 
 export function readHParams(f: GgufFile): HParams {
   const arch = metaString(f, 'general.architecture');
@@ -123,8 +145,9 @@ export function readHParams(f: GgufFile): HParams {
   const nVocab = int('vocab_size', 1, MAX_DIM) ?? nTokens ?? embd?.dims[1] ?? 0;
   if (nVocab < 1) throw new GgufError('BAD_HPARAM', 'the vocabulary is empty (no tokens, no vocab_size, no token_embd rows)', f.name, undefined, { key: 'tokenizer.ggml.tokens', expected: 'at least 1 token', found: String(nVocab) });
   const gemma = arch === 'gemma2' || arch === 'gemma3';
+  const gemma4 = arch === 'gemma4';
   // qwen35's IMROPE with text positions (p, p, p, 0) rotates like NEOX (fixtures README, Gated attention layer)
-  const ropeNeox = ['qwen2', 'qwen3', 'gemma2', 'gemma3', 'phi3', 'qwen2moe', 'qwen3moe', 'gemma', 'phi2', 'stablelm', 'gptneox', 'lfm2', 'qwen35'].includes(arch);
+  const ropeNeox = ['qwen2', 'qwen3', 'gemma2', 'gemma3', 'gemma4', 'phi3', 'qwen2moe', 'qwen3moe', 'gemma', 'phi2', 'stablelm', 'gptneox', 'lfm2', 'qwen35'].includes(arch);
   let deltaNet: DeltaNetHParams | undefined;
   if (layerKinds.includes('gdn')) {
     deltaNet = {
@@ -146,19 +169,28 @@ export function readHParams(f: GgufFile): HParams {
   const slidingWindow = int('attention.sliding_window', 0, MAX_DIM) ?? 0;
   // llama.cpp's SWA patterns: gemma2 alternates (every 2nd layer global), gemma3 has 5 local : 1 global.
   const pattern = arch === 'gemma2' ? 2 : arch === 'gemma3' ? 6 : slidingWindow > 0 ? 1 : 0;
-  const swaLayers = Array.from({ length: nLayer }, (_, il) => slidingWindow > 0 && (pattern === 1 || il % pattern < pattern - 1));
+  // gemma4 writes the pattern per layer (attention.sliding_window_pattern, required by llama.cpp)
+  const swaLayers = gemma4 ? required('attention.sliding_window_pattern', readBoolPerLayer(f, key('attention.sliding_window_pattern'), nLayer))
+    : Array.from({ length: nLayer }, (_, il) => slidingWindow > 0 && (pattern === 1 || il % pattern < pattern - 1));
   const scaleType = metaString(f, key('rope.scaling.type'));
   // 0 = no scaling (llama.cpp); negative or non-finite factors are refused
   const scaleFactor = real('rope.scaling.factor', 0, true) ?? real('rope.scale_linear', 0, true);
   const ropeFreqScale = scaleFactor && scaleFactor > 0 && scaleType !== 'none' && scaleType !== 'yarn' ? 1 / scaleFactor : 1;
   const ropeFreqBase = real('rope.freq_base', 0, false) ?? 10000;
+  // the architectures whose graph has a mixture-of-experts FFN (others never read these keys)
+  const moe = MOE_ARCHS.includes(arch);
+  const nExpert = moe ? required('expert_count', int('expert_count', 1, MAX_EXPERTS)) : 0;
+  const nExpertUsed = moe ? required('expert_used_count', int('expert_used_count', 1, MAX_EXPERTS)) : 0;
+  // gemma4's FFN width differs per layer (wider on the KV-shared layers); elsewhere layers are uniform
+  const nFfLayers = gemma4 ? readPerLayerInts(f, key('feed_forward_length'), nLayer, 1, MAX_DIM) ?? [] : undefined;
+  const nFf = nFfLayers ? Math.max(0, ...nFfLayers) : perLayer('feed_forward_length', 0, MAX_DIM) ?? 0;
   const hp: HParams = {
     arch,
     nVocab,
     nCtxTrain: int('context_length', 1, MAX_DIM) ?? 2048,
     nEmbd,
     nLayer,
-    nFf: perLayer('feed_forward_length', 0, MAX_DIM) ?? 0,
+    nFf,
     nHead,
     nHeadKv,
     headDimK,
@@ -180,7 +212,27 @@ export function readHParams(f: GgufFile): HParams {
     attnGate: arch === 'qwen35',
     ffnNormTensor: arch === 'qwen35' ? 'post_attention_norm' : 'ffn_norm',
     outputNormTensor: arch === 'lfm2' ? 'token_embd_norm' : 'output_norm',
+    nExpert,
+    nExpertUsed,
+    // llama.cpp (qwen3moe): n_ff / n_expert_used when the file has no expert width
+    nFfExp: moe ? int('expert_feed_forward_length', 0, MAX_DIM) ?? Math.floor(nFf / nExpertUsed) : 0,
+    expertWeightsScale: moe ? real('expert_weights_scale', 0, true) ?? 0 : 0,
+    nFfLayers: nFfLayers ?? Array.from({ length: nLayer }, () => nFf),
+    headDimSwa: int('attention.key_length_swa', 1, MAX_DIM) ?? headDimK,
+    ropeDimsSwa: 0,
+    nKvShared: gemma4 ? int('attention.shared_kv_layers', 0, nLayer) ?? 0 : 0,
+    nEmbdPerLayer: gemma4 ? int('embedding_length_per_layer_input', 0, MAX_DIM) ?? 0 : 0,
   };
+  hp.ropeDimsSwa = int('rope.dimension_count_swa', 2, MAX_DIM) ?? (int('rope.dimension_count', 2, MAX_DIM) ?? hp.headDimSwa);
+  if (gemma4) {
+    // llama.cpp: Gemma 4 requires K and V head sizes to agree (on SWA layers too)
+    const vSwa = int('attention.value_length_swa', 1, MAX_DIM) ?? hp.headDimSwa;
+    if (vSwa !== hp.headDimSwa) badKey(f, key('attention.value_length_swa'), `key_length_swa ${hp.headDimSwa}`, String(vSwa));
+    if (headDimV !== headDimK) badKey(f, key('attention.value_length'), `key_length ${headDimK}`, String(headDimV));
+    if (hp.ropeDimsSwa > hp.headDimSwa || hp.ropeDimsSwa % 2 !== 0) badKey(f, key('rope.dimension_count_swa'), `an even number of dims <= key_length_swa ${hp.headDimSwa}`, String(hp.ropeDimsSwa));
+    // a shared layer reuses the cache of layer n_kv - 2 (SWA) or n_kv - 1 (full)
+    if (hp.nKvShared > 0 && nLayer - hp.nKvShared < 2) badKey(f, key('attention.shared_kv_layers'), `at most block_count - 2 = ${nLayer - 2}`, String(hp.nKvShared));
+  }
   checkHParams(f, hp);
   return hp;
 }

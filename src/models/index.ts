@@ -9,8 +9,9 @@ import { gemma3 } from './gemma3.js';
 import { smollm3 } from './smollm3.js';
 import { lfm2 } from './lfm2.js';
 import { qwen35 } from './qwen35.js';
+import { qwen3moe } from './qwen3moe.js';
 
-const specs: ArchSpec[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3, smollm3, lfm2, qwen35];
+const specs: ArchSpec[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3, smollm3, lfm2, qwen35, qwen3moe];
 
 export function archSpec(arch: string): ArchSpec | undefined {
   return specs.find((s) => s.names.includes(arch));

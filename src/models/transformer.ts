@@ -30,6 +30,8 @@ export interface ArchSpec {
    * order (tinyBLAS for batches, vec_dot for one row).
    */
   outputRowsAfterNorm?: boolean;
+  /** an architecture too far from this block for the options above builds its own graph (gemma4) */
+  build?(hp: HParams, weights: Map<string, WeightInfo>, o: BuildOptions): Graph;
 }
 
 export interface BuildOptions {
@@ -40,6 +42,7 @@ export interface BuildOptions {
 }
 
 export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<string, WeightInfo>, o: BuildOptions): Graph {
+  if (spec.build) return spec.build(hp, weights, o);
   const b = new GraphBuilder();
   const has = (n: string) => weights.has(n);
   const w = (n: string): TensorDesc => {
@@ -165,6 +168,17 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
 
     const f = norm(x, w(`${p}.${hp.ffnNormTensor}.weight`));
     let act: TensorDesc;
+    if (hp.nExpert > 0) {
+      // mixture of experts (llama.cpp's build_moe_ffn: softmax router, top-k, renormalised weights)
+      const probs = b.softMax(b.mulMat(w(`${p}.ffn_gate_inp.weight`), f, `${p}.ffn_moe_logits`));
+      const ids = b.topK(probs, hp.nExpertUsed, `${p}.ffn_moe_topk`);
+      const weights = b.moeWeights(probs, ids, { norm: true, scale: hp.expertWeightsScale });
+      const up = b.mulMatId(w(`${p}.ffn_up_exps.weight`), f, ids, `${p}.ffn_moe_up`);
+      const gate = b.mulMatId(w(`${p}.ffn_gate_exps.weight`), f, ids, `${p}.ffn_moe_gate`);
+      const down = b.mulMatId(w(`${p}.ffn_down_exps.weight`), b.swiglu(gate, up), ids, `${p}.ffn_moe_down`);
+      x = b.addT(x, b.moeSum(down, weights), `l_out_${il}`);
+      continue;
+    }
     if (!has(`${p}.ffn_gate.weight`)) {
       // fused [gate; up] in ffn_up (phi3)
       const gu = linear(f, `${p}.ffn_up`);

@@ -23,6 +23,8 @@ export const MAX_LAYERS = 512;
 /** Bounds for sizes that are tied to tensor shapes anyway; they only keep arithmetic sane before that check. */
 export const MAX_DIM = 2 ** 31 - 1;
 export const MAX_HEADS = 1 << 16;
+/** llama.cpp's LLAMA_MAX_EXPERTS */
+export const MAX_EXPERTS = 512;
 
 function badHParam(f: GgufFile, key: string, expected: string, found: string): never {
   throw new GgufError('BAD_HPARAM', `metadata ${key} is ${found}; expected ${expected}`, f.name, f.metaEntries.get(key)?.offset, { key, expected, found });
@@ -85,6 +87,19 @@ export function readPerLayerInts(f: GgufFile, key: string, nLayer: number, min: 
   return out;
 }
 
+/** A per-layer bool array (gemma4's attention.sliding_window_pattern): one bool per layer. */
+export function readBoolPerLayer(f: GgufFile, key: string, nLayer: number): boolean[] | undefined {
+  const raw = f.metadata.get(key);
+  if (raw === undefined) return undefined;
+  const n = typeof raw === 'object' ? metaArrayLength(f, key) ?? 0 : -1;
+  if (n !== nLayer) badHParam(f, key, `an array of ${nLayer} bools (one per layer, block_count)`, n < 0 ? String(raw) : `an array of ${n}`);
+  const a = metaArray(f, key) as ArrayLike<unknown>;
+  return Array.from({ length: n }, (_, i) => {
+    if (typeof a[i] !== 'boolean') badHParam(f, `${key}[${i}]`, 'a bool', String(a[i]));
+    return a[i] as boolean;
+  });
+}
+
 /** Relations between hyperparameters (each was range-checked when read). */
 export function checkHParams(f: GgufFile, hp: HParams): void {
   const k = (s: string) => `${hp.arch}.${s}`;
@@ -92,6 +107,11 @@ export function checkHParams(f: GgufFile, hp: HParams): void {
     badHParam(f, k('attention.head_count_kv'), `a divisor of head_count ${hp.nHead} (grouped-query attention)`, String(hp.nHeadKv));
   }
   if (hp.nHeadKv > hp.nHead) badHParam(f, k('attention.head_count_kv'), `at most head_count ${hp.nHead}`, String(hp.nHeadKv));
+  if (hp.nExpert > 0 || hp.nExpertUsed > 0) {
+    // llama.cpp: n_expert_used must be in (0, n_expert]
+    if (hp.nExpertUsed < 1 || hp.nExpertUsed > hp.nExpert) badHParam(f, k('expert_used_count'), `an integer in [1, expert_count ${hp.nExpert}]`, String(hp.nExpertUsed));
+    if (hp.nFfExp < 1) badHParam(f, k('expert_feed_forward_length'), 'a positive expert FFN width', String(hp.nFfExp));
+  }
   if (hp.ropeDims > hp.headDimK || hp.ropeDims % 2 !== 0) {
     badHParam(f, k('rope.dimension_count'), `an even number of dims <= the head dim ${hp.headDimK}`, String(hp.ropeDims));
   }
@@ -124,8 +144,58 @@ function ffnWidth(f: GgufFile, hp: HParams): number {
   return down ? down.dims[0]! : 0;
 }
 
+/** gemma4's tensors (src/models/gemma4.ts reads exactly these): per-layer head sizes and FFN widths, no K/V on the KV-shared layers, per-layer embeddings. */
+function gemma4Tensors(hp: HParams): { required: Map<string, Expected>; optional: Map<string, Expected> } {
+  const required = new Map<string, Expected>();
+  const optional = new Map<string, Expected>();
+  const E = hp.nEmbd, V = hp.nVocab, pl = hp.nEmbdPerLayer, L = hp.nLayer;
+  const vec = (n: number, why: string): Expected => ({ dims: [n], vector: true, why });
+  const mat = (cols: number, rows: number, why: string): Expected => ({ dims: [cols, rows], vector: false, why });
+  const eWhy = `embedding_length ${E}`;
+  required.set('token_embd.weight', mat(E, V, `${eWhy} x vocabulary of ${V}`));
+  optional.set('output.weight', mat(E, V, `${eWhy} x vocabulary of ${V}`));
+  required.set('output_norm.weight', vec(E, eWhy));
+  optional.set('rope_freqs.weight', vec(hp.ropeDims / 2, `rope.dimension_count ${hp.ropeDims} / 2`));
+  if (pl > 0) {
+    const plWhy = `embedding_length_per_layer_input ${pl} x block_count ${L}`;
+    required.set('per_layer_token_embd.weight', mat(pl * L, V, `${plWhy} x vocabulary of ${V}`));
+    required.set('per_layer_model_proj.weight', mat(E, pl * L, `${eWhy} -> ${plWhy}`));
+    required.set('per_layer_proj_norm.weight', vec(pl, `embedding_length_per_layer_input ${pl}`));
+  }
+  const nKvLayers = L - hp.nKvShared;
+  for (let il = 0; il < L; il++) {
+    const p = `blk.${il}`, swa = hp.swaLayers[il]!;
+    const hd = swa ? hp.headDimSwa : hp.headDimK, ff = hp.nFfLayers[il]!;
+    const hdWhy = swa ? `key_length_swa ${hd}` : `key_length ${hd}`;
+    required.set(`${p}.attn_norm.weight`, vec(E, eWhy));
+    required.set(`${p}.attn_q.weight`, mat(E, hp.nHead * hd, `head_count ${hp.nHead} x ${hdWhy}`));
+    required.set(`${p}.attn_q_norm.weight`, vec(hd, hdWhy));
+    if (il < nKvLayers) {
+      required.set(`${p}.attn_k.weight`, mat(E, hp.nHeadKv * hd, `head_count_kv ${hp.nHeadKv} x ${hdWhy}`));
+      optional.set(`${p}.attn_v.weight`, mat(E, hp.nHeadKv * hd, `head_count_kv ${hp.nHeadKv} x ${hdWhy}`));
+      required.set(`${p}.attn_k_norm.weight`, vec(hd, hdWhy));
+    }
+    required.set(`${p}.attn_output.weight`, mat(hp.nHead * hd, E, `head_count ${hp.nHead} x ${hdWhy} -> ${eWhy}`));
+    required.set(`${p}.post_attention_norm.weight`, vec(E, eWhy));
+    optional.set(`${p}.layer_output_scale.weight`, vec(1, 'one scale per layer'));
+    const ffWhy = `${eWhy} -> feed_forward_length[${il}] ${ff}`;
+    required.set(`${p}.ffn_norm.weight`, vec(E, eWhy));
+    required.set(`${p}.ffn_gate.weight`, mat(E, ff, ffWhy));
+    required.set(`${p}.ffn_up.weight`, mat(E, ff, ffWhy));
+    required.set(`${p}.ffn_down.weight`, mat(ff, E, ffWhy));
+    required.set(`${p}.post_ffw_norm.weight`, vec(E, eWhy));
+    if (pl > 0) {
+      required.set(`${p}.inp_gate.weight`, mat(E, pl, `${eWhy} -> embedding_length_per_layer_input ${pl}`));
+      required.set(`${p}.proj.weight`, mat(pl, E, `embedding_length_per_layer_input ${pl} -> ${eWhy}`));
+      required.set(`${p}.post_norm.weight`, vec(E, eWhy));
+    }
+  }
+  return { required, optional };
+}
+
 /** Every tensor the transformer reads for these hyperparameters, with its shape (GGUF order). */
 export function expectedTensors(f: GgufFile, hp: HParams): { required: Map<string, Expected>; optional: Map<string, Expected> } {
+  if (hp.arch === 'gemma4') return gemma4Tensors(hp);
   const required = new Map<string, Expected>();
   const optional = new Map<string, Expected>();
   const E = hp.nEmbd, V = hp.nVocab;
@@ -181,13 +251,21 @@ export function expectedTensors(f: GgufFile, hp: HParams): { required: Map<strin
     if (hp.ffnNormTensor === 'ffn_norm') optional.set(`${p}.post_attention_norm.weight`, vec(E, `embedding_length ${E}`));
     required.set(`${p}.${hp.ffnNormTensor}.weight`, vec(E, `embedding_length ${E}`));
     const ffWhy = `embedding_length ${E} -> feed_forward_length ${nFf}`;
-    if (f.tensorsByName.has(`${p}.ffn_gate.weight`)) {
+    if (hp.nExpert > 0) {
+      // mixture of experts (qwen3moe): router [E, nExpert], experts 3-D [cols, rows, nExpert]
+      const X = hp.nExpert, Fx = hp.nFfExp;
+      const xWhy = `expert_count ${X}, expert_feed_forward_length ${Fx}`;
+      required.set(`${p}.ffn_gate_inp.weight`, mat(E, X, `embedding_length ${E} -> expert_count ${X}`));
+      required.set(`${p}.ffn_gate_exps.weight`, { dims: [E, Fx, X], vector: false, why: xWhy });
+      required.set(`${p}.ffn_up_exps.weight`, { dims: [E, Fx, X], vector: false, why: xWhy });
+      required.set(`${p}.ffn_down_exps.weight`, { dims: [Fx, E, X], vector: false, why: xWhy });
+    } else if (f.tensorsByName.has(`${p}.ffn_gate.weight`)) {
       linear(required, `${p}.ffn_gate`, E, nFf, ffWhy);
       linear(required, `${p}.ffn_up`, E, nFf, ffWhy);
     } else {
       linear(required, `${p}.ffn_up`, E, 2 * nFf, `${ffWhy}, gate and up fused`);
     }
-    linear(required, `${p}.ffn_down`, nFf, E, `feed_forward_length ${nFf} -> embedding_length ${E}`);
+    if (hp.nExpert === 0) linear(required, `${p}.ffn_down`, nFf, E, `feed_forward_length ${nFf} -> embedding_length ${E}`);
     optional.set(`${p}.post_ffw_norm.weight`, vec(E, `embedding_length ${E}`));
   }
   return { required, optional };
@@ -208,7 +286,7 @@ export function validateTensors(f: GgufFile, hp: HParams): void {
   if (nTokens !== undefined && metaNumber(f, vs) !== undefined && nTokens !== hp.nVocab) {
     badHParam(f, vs, `the number of tokens in tokenizer.ggml.tokens (${nTokens})`, String(hp.nVocab));
   }
-  if (hp.nLayer > 0 && ffnWidth(f, hp) <= 0) {
+  if (hp.nLayer > 0 && hp.nExpert === 0 && hp.arch !== 'gemma4' && ffnWidth(f, hp) <= 0) {
     badHParam(f, `${hp.arch}.feed_forward_length`, 'a positive width (or a blk.0.ffn_down tensor to take it from)', String(hp.nFf));
   }
   const { required, optional } = expectedTensors(f, hp);

@@ -224,3 +224,21 @@ test('recurrent architectures: lfm2 short-conv and qwen35 Gated DeltaNet keys an
   // the layer pattern follows full_attention_interval: with 2, layer 1 would be attention (and lacks attn_q)
   expectLoadError(edit(qwen35, (w) => setMeta(w, 'qwen35.full_attention_interval', u32(2))), 'MISSING_TENSOR', /"blk\.1\.attn_(q|k|v|output)\.weight"/);
 });
+
+test('mixture of experts (qwen3moe): expert keys and 3-D expert tensors are checked', () => {
+  const moe = toWriteInput(openGguf(fixture('parity/qwen3moe-f32.gguf')));
+  const editMoe = (change: (w: GgufWriteInput) => void): GgufFile => {
+    const w: GgufWriteInput = { ...moe, metadata: moe.metadata.map(([k, v]) => [k, v]), tensors: moe.tensors.map((t) => ({ ...t })) };
+    change(w);
+    return parseGguf(writeGguf(w), 'edited.gguf');
+  };
+  expectLoadError(editMoe((w) => setMeta(w, 'qwen3moe.expert_count', undefined)), 'MISSING_KEY', /qwen3moe\.expert_count/);
+  expectLoadError(editMoe((w) => setMeta(w, 'qwen3moe.expert_used_count', u32(7))), 'BAD_HPARAM', /expert_used_count is 7; expected an integer in \[1, expert_count 6\]/);
+  expectLoadError(editMoe((w) => setMeta(w, 'qwen3moe.expert_count', u32(100000))), 'BAD_HPARAM', /expert_count/);
+  // one expert fewer in a layer's experts tensor than expert_count
+  expectLoadError(editMoe((w) => setTensor(w, 'blk.1.ffn_up_exps.weight', [128, 64, 5])), 'BAD_TENSOR_SHAPE', /blk\.1\.ffn_up_exps\.weight" has shape \[128, 64, 5\]; expected \[128, 64, 6\]/);
+  expectLoadError(editMoe((w) => setTensor(w, 'blk.0.ffn_down_exps.weight', [64, 128])), 'BAD_TENSOR_SHAPE', /ffn_down_exps/);
+  expectLoadError(editMoe((w) => { w.tensors = w.tensors.filter((t) => t.name !== 'blk.0.ffn_gate_inp.weight'); }), 'MISSING_TENSOR', /blk\.0\.ffn_gate_inp\.weight/);
+  // a dense FFN tensor in a MoE layer is not read by the graph: refused
+  expectLoadError(editMoe((w) => setTensor(w, 'blk.0.ffn_down.weight', [256, 128])), 'UNEXPECTED_TENSOR', /blk\.0\.ffn_down\.weight/);
+});

@@ -13,7 +13,8 @@ import * as ref from '../reference/ops.js';
 import { gatedDeltaNet, ssmConv } from '../reference/recurrent.js';
 import type { CpuBuffer } from './buffer.js';
 import { profiled, profileKey } from './profile.js';
-import { typeId, wasmAttention, wasmMatmul } from './policy.js';
+import { oneRowOrder, typeId, wasmAttention, wasmMatmul, wasmMatmulId } from './policy.js';
+import * as moe from '../reference/moe.js';
 import { CpuRuntimeError } from './runtime/errors.js';
 import { rowBytesOf } from './runtime/layouts.js';
 import type { CpuRuntime, GgmlAttentionArgs, RopeArgs } from './runtime.js';
@@ -59,6 +60,31 @@ export function checkNode(g: Graph, t: TensorDesc, at: (id: number) => Placement
       const w = src(0), x = src(1);
       need(x.shape[0] === w.shape[0], `activation rows of ${x.shape[0]} values for weight ${w.name} rows of ${w.shape[0]}`);
       need(t.shape[0] === (w.shape[1] ?? 1) && nElements(t) === (w.shape[1] ?? 1) * (x.shape[1] ?? 1), `result [${t.shape}] is not [${w.shape[1] ?? 1}, ${x.shape[1] ?? 1}]`);
+      break;
+    }
+    case 'mul_mat_id': {
+      const w = src(0), x = src(1), ids = src(2), k = ids.shape[0]!, nTok = ids.shape[1] ?? 1;
+      need(w.shape.length === 3 && x.shape[0] === w.shape[0], `activation rows of ${x.shape[0]} values for expert weights ${w.name} [${w.shape}]`);
+      need(nElements(x) === w.shape[0]! * nTok * (x.shape.length === 3 ? k : 1), `input [${x.shape}] for ${k} slots of ${nTok} tokens`);
+      need(ids.dtype === 'i32' && n === w.shape[1]! * k * nTok, `result [${t.shape}] is not [${w.shape[1]}, ${k}, ${nTok}]`);
+      break;
+    }
+    case 'soft_max':
+      need(nElements(src(0)) === n && n % t.shape[0]! === 0, `input of ${nElements(src(0))} values for a result of ${n}`);
+      break;
+    case 'top_k': {
+      const a = src(0), k = t.shape[0]!;
+      need(k <= a.shape[0]! && n / k === nElements(a) / a.shape[0]!, `top ${k} of [${a.shape}] into [${t.shape}]`);
+      break;
+    }
+    case 'moe_weights': {
+      const probs = src(0), ids = src(1);
+      need(nElements(ids) === n && n / t.shape[0]! === nElements(probs) / probs.shape[0]!, `ids [${ids.shape}] and probs [${probs.shape}] for [${t.shape}]`);
+      break;
+    }
+    case 'moe_sum': {
+      const e = src(0), wts = src(1);
+      need(e.shape.length === 3 && nElements(wts) === e.shape[1]! * e.shape[2]! && n === e.shape[0]! * e.shape[2]!, `expert outputs [${e.shape}] and weights [${wts.shape}] for [${t.shape}]`);
       break;
     }
     case 'get_rows': {
@@ -215,8 +241,33 @@ export class Compiler {
         const { wt, rows, cols, nTok } = mm;
         rt.reserve(nTok, cols);
         const wp = p(0), xp = p(1);
+        if (oneRowOrder(wt, rows, nTok)) return () => rt.matmulRows(wt, wp, rows, cols, xp, nTok, y);
         if (shared) return () => rt.matmulShared(wt, wp, rows, cols, nTok, y);
         return () => rt.matmul(wt, wp, rows, cols, xp, nTok, y);
+      }
+      case 'mul_mat_id': return this.mulMatId(g, t, at);
+      case 'soft_max': {
+        const rowLen = t.shape[0]!, xv = this.f32(at(t.src[0]!), n), yv = this.f32(at(t.id), n), lanes = new Float64Array(16);
+        return () => moe.softMax(xv, rowLen, n / rowLen, yv, lanes);
+      }
+      case 'top_k': {
+        const a = src(0), rowLen = a.shape[0]!, nRows = nElements(a) / rowLen;
+        const xv = this.f32(at(a.id), nElements(a)), idv = this.i32(at(t.id), n);
+        return () => moe.topK(xv, rowLen, nRows, t.shape[0]!, idv);
+      }
+      case 'moe_weights': {
+        const probs = src(0), ids = src(1), nExpert = probs.shape[0]!, k = t.shape[0]!, nTok = t.shape[1] ?? 1;
+        const pv = this.f32(at(probs.id), nElements(probs)), idv = this.i32(at(ids.id), nElements(ids)), yv = this.f32(at(t.id), n);
+        const norm = !!t.params.norm, sc = t.params.scale as number;
+        return () => {
+          for (let i = 0; i < k * nTok; i++) if (!(idv[i]! >= 0 && idv[i]! < nExpert)) throw new CpuRuntimeError('OUT_OF_BOUNDS', `cpu device: node ${t.name} (moe_weights): expert ${idv[i]} of ${nExpert}`);
+          moe.moeWeights(pv, nExpert, idv, k, nTok, norm, sc, yv);
+        };
+      }
+      case 'moe_sum': {
+        const e = src(0), width = e.shape[0]!, k = e.shape[1]!, nTok = e.shape[2]!;
+        const ev = this.f32(at(e.id), nElements(e)), wv = this.f32(at(t.src[1]!), k * nTok), yv = this.f32(at(t.id), n);
+        return () => moe.moeSum(ev, width, k, nTok, wv, yv);
       }
       case 'get_rows': {
         const w = src(0), ids = src(1), wt = typeId(w), cols = w.shape[0]!, rows = w.shape[1] ?? 1;
@@ -318,6 +369,55 @@ export class Compiler {
       default:
         return null;
     }
+  }
+
+  /**
+   * mul_mat_id in WASM: the batch's (token, slot) rows grouped by expert (ggml's order: tokens, then slots),
+   * each expert's rows gathered into a scratch and multiplied by its matrix once, the results scattered back.
+   * Exact numerics (and float and Q4_K weights always): every row in the one-token kernel's order
+   * (matmulRows), as llama.cpp computes experts; fast numerics: the batch kernels for the other quantized
+   * experts. (Q4_K's GEMM rows moved qwen3moe-q4_k_m's router to another expert: 1.0e-2 off, 2e-6 without.)
+   */
+  private mulMatId(g: Graph, t: TensorDesc, at: (id: number) => Placement): (() => void) | null {
+    const mm = wasmMatmulId(g, t, this.fastNumerics);
+    if (!mm) return null;
+    const rt = this.rt, { wt, rows, cols, nExpert } = mm;
+    const w = g.tensors[t.src[0]!]!, x = g.tensors[t.src[1]!]!, ids = g.tensors[t.src[2]!]!;
+    const k = ids.shape[0]!, nTok = ids.shape[1] ?? 1, nRows = k * nTok, perSlot = x.shape.length === 3;
+    const wp = ptrOf(at(w.id)), xp = ptrOf(at(x.id)), yp = ptrOf(at(t.id)), expertBytes = tensorBytes(w) / nExpert;
+    const idv = this.i32(at(ids.id), nRows);
+    const count = new Int32Array(nExpert), start = new Int32Array(nExpert), order = new Int32Array(nRows);
+    const batchKernels = this.fastNumerics && typeId(w) !== GgmlType.F32 && typeId(w) !== GgmlType.F16 && typeId(w) !== GgmlType.Q4_K;
+    const gatherBytes = 4 * nRows * (cols + rows);
+    rt.reserve(nRows, cols);
+    rt.gatherScratch(gatherBytes);
+    const xRow = (j: number) => xp + 4 * cols * (perSlot ? j : Math.floor(j / k));
+    return () => {
+      count.fill(0);
+      for (let j = 0; j < nRows; j++) {
+        const e = idv[j]!;
+        if (!(e >= 0 && e < nExpert)) throw new CpuRuntimeError('OUT_OF_BOUNDS', `cpu device: node ${t.name} (mul_mat_id): expert id ${e} outside [0, ${nExpert})`);
+        count[e]!++;
+      }
+      for (let e = 0, s = 0; e < nExpert; e++) { start[e] = s; s += count[e]!; }
+      for (let j = 0; j < nRows; j++) order[start[idv[j]!]!++] = j;
+      const xg = rt.gatherScratch(gatherBytes), yg = xg + 4 * nRows * cols;
+      for (let e = 0, s = 0; e < nExpert; e++) {
+        const c = count[e]!;
+        if (c === 0) continue;
+        const we = wp + e * expertBytes;
+        if (c === 1) {
+          const j = order[s]!;
+          rt.matmulRows(wt, we, rows, cols, xRow(j), 1, yp + 4 * rows * j);
+        } else {
+          for (let r = 0; r < c; r++) rt.copy(xRow(order[s + r]!), xg + 4 * r * cols, 4 * cols);
+          if (batchKernels) rt.matmul(wt, we, rows, cols, xg, c, yg);
+          else rt.matmulRows(wt, we, rows, cols, xg, c, yg);
+          for (let r = 0; r < c; r++) rt.copy(yg + 4 * r * rows, yp + 4 * rows * order[s + r]!, 4 * rows);
+        }
+        s += c;
+      }
+    };
   }
 
   /** The reference kernel of a node on views of the same memory, bound once (views, scratch) where it runs while decoding. */

@@ -70,7 +70,8 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
     prepareWeight(placement: Placement, type: number, dims: readonly number[]): number {
       const cols = dims[0]!, rows = dims.slice(1).reduce((a, b) => a * b, 1);
       if (!(placement.buffer as Partial<CpuBuffer>).ptr) return type;
-      const target = repackTarget(type, rows, fastNumerics);
+      // a 3-D weight (MoE experts) is repacked only when 4-row groups stay within one expert's matrix
+      const target = repackTarget(type, dims.length > 2 ? dims[1]! : rows, fastNumerics);
       return target === null ? type : rt.repackRows4(ptrOf(placement), rows, cols, target);
     },
   };

@@ -37,8 +37,28 @@ export function wasmMatmul(g: Graph, t: TensorDesc, fastNumerics: boolean): Wasm
   const rows = w.shape[1] ?? 1, cols = w.shape[0]!, nTok = x.shape[1] ?? 1;
   if (!matmulTypes.has(wt) || (!fastNumerics && LLAMA_EXACT_MATMUL_TYPES.has(baseType(wt)) && !wasmReproducesOrder(wt, rows))) return null;
   const vt = activationTypeFor(wt);
-  const share = vt === F32 ? -1 : ((x.id * 64 + vt) * 8192 + q4KGemmRows(wt, rows, nTok));
+  const share = vt === F32 || oneRowOrder(wt, rows, nTok) ? -1 : ((x.id * 64 + vt) * 8192 + q4KGemmRows(wt, rows, nTok));
   return { wt, rows, cols, nTok, share };
+}
+
+/**
+ * A mul_mat_id node the WASM kernels compute (its weight type and one expert's rows/cols), or null when the
+ * reference must: the same rule as mul_mat, for one expert's matrix.
+ */
+export function wasmMatmulId(g: Graph, t: TensorDesc, fastNumerics: boolean): { wt: number; rows: number; cols: number; nExpert: number } | null {
+  const w = g.tensors[t.src[0]!]!, wt = typeId(w);
+  const cols = w.shape[0]!, rows = w.shape[1] ?? 1, nExpert = w.shape[2] ?? 1;
+  if (!matmulTypes.has(wt) || (!fastNumerics && LLAMA_EXACT_MATMUL_TYPES.has(baseType(wt)) && !wasmReproducesOrder(wt, rows))) return null;
+  return { wt, rows, cols, nExpert };
+}
+
+/**
+ * F32/F16 weights whose row count is not a multiple of 4: llama.cpp's tinyBLAS declines them, so a batch runs
+ * ggml_vec_dot per token (a MoE router over 6 experts); the WASM kernels' batch path is tinyBLAS's order.
+ */
+export function oneRowOrder(wt: number, rows: number, nTok: number): boolean {
+  const b = baseType(wt);
+  return nTok >= 2 && (b === F32 || b === GgmlType.F16) && rows % 4 !== 0;
 }
 
 /** attn_ggml computes this attention node (f16 caches, equal K/V head sizes, heads of 16k; softcap or not) */

@@ -9,7 +9,7 @@ import { KERNEL_INDEX, kernelExports, type KernelExports, type KernelName } from
 import { compileKernels, relaxedSimdAvailable, type KernelVariant } from './wasm.js';
 import { availableCores, type SpawnWorker } from './workers.js';
 import { CpuRuntimeError } from './runtime/errors.js';
-import { HEAP_BASE, PAGE, WASM32_MAX_PAGES, WasmHeap, type CpuArena } from './runtime/memory.js';
+import { HEAP_BASE, PAGE, ScratchRegion, WASM32_MAX_PAGES, WasmHeap, type CpuArena } from './runtime/memory.js';
 import { ThreadPool } from './runtime/pool.js';
 import { Layouts } from './runtime/layouts.js';
 import { Matmuls } from './runtime/matmul.js';
@@ -110,6 +110,10 @@ export interface CpuRuntime {
   matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number): void;
   /** as matmulQ from f32 activations xStride bytes apart (default cols*4), quantized first into the runtime's scratch as ggml does */
   matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride?: number, yStride?: number): void;
+  /** as matmul, each row in the float order of llama.cpp's one-token kernel (mul_mat_id: no tinyBLAS, no Q4_K GEMM) */
+  matmulRows(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void;
+  /** a scratch region of at least `bytes` for gathering rows (mul_mat_id); grows once to the largest plan, so calls with a reserved size allocate nothing */
+  gatherScratch(bytes: number): number;
   rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight?: number): void;
   /** y[r] = x[r] + bias for nRows rows of n (the bias row broadcast) */
   addRow(x: number, bias: number, y: number, n: number, nRows: number): void;
@@ -192,6 +196,7 @@ class Runtime implements CpuRuntime {
   private readonly mm: Matmuls;
   private readonly ropes: Rope;
   private readonly attn: Attention;
+  private readonly gather: ScratchRegion;
 
   constructor(
     readonly threads: number,
@@ -209,6 +214,7 @@ class Runtime implements CpuRuntime {
     this.mm = new Matmuls(heap, pool, fastNumerics);
     this.ropes = new Rope(heap, pool);
     this.attn = new Attention(heap, pool, threads, minWork);
+    this.gather = new ScratchRegion(heap);
   }
 
   // memory
@@ -222,6 +228,7 @@ class Runtime implements CpuRuntime {
     this.mm.dropAbove(mark);
     this.ropes.table.dropAbove(mark);
     this.attn.dropAbove(mark);
+    this.gather.dropAbove(mark);
     this.heap.release(mark);
   }
   get maxBytes(): number { return this.heap.maxBytes; }
@@ -251,6 +258,10 @@ class Runtime implements CpuRuntime {
   matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number): void {
     this.mm.matmulShared(wtype, w, rows, cols, nTokens, y);
   }
+  matmulRows(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void {
+    this.mm.matmulRows(wtype, w, rows, cols, x, nTokens, y);
+  }
+  gatherScratch(bytes: number): number { return this.gather.grow(bytes); }
   matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride?: number, yStride?: number): void {
     this.mm.matmul(wtype, w, rows, cols, x, nTokens, y, xStride, yStride);
   }

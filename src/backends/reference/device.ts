@@ -7,6 +7,8 @@ import type { Graph, TensorDesc } from '../../graph/graph.js';
 import { nElements } from '../../graph/graph.js';
 import * as k from './ops.js';
 import { gatedDeltaNet, ssmConv } from './recurrent.js';
+import * as moe from './moe.js';
+import { mulMatScratchBytes } from './matmul.js';
 
 const bufferType = hostBufferType('reference-host');
 
@@ -102,9 +104,34 @@ export function computeNode(g: Graph, t: TensorDesc, at: (id: number) => Placeme
       gatedDeltaNet(inF32(0), inF32(1), inF32(2), inF32(3), inF32(4), inF32(5), t.shape[1] ?? 1, p, out(), new Float32Array(p.headDim));
       return;
     }
+    case 'soft_max': moe.softMax(inF32(0), t.shape[0]!, nElements(t) / t.shape[0]!, out(), lanes); return;
+    case 'top_k': {
+      const a = src(0);
+      moe.topK(inF32(0), a.shape[0]!, nElements(a) / a.shape[0]!, t.shape[0]!, i32(at(t.id), nElements(t)));
+      return;
+    }
+    case 'moe_weights': {
+      const probs = src(0), ids = src(1);
+      moe.moeWeights(inF32(0), probs.shape[0]!, i32(at(ids.id), nElements(ids)), t.shape[0]!, t.shape[1] ?? 1, !!t.params.norm, t.params.scale as number, out());
+      return;
+    }
+    case 'mul_mat_id': {
+      const w = src(0), x = src(1), ids = src(2), wt = typeId(w);
+      const cols = w.shape[0]!, rows = w.shape[1]!, nB = x.shape.length === 3 ? x.shape[1]! : 1;
+      const kk = ids.shape[0]!, nTok = ids.shape[1] ?? 1;
+      moe.mulMatId(wt, bytes(at(w.id)), cols, rows, w.shape[2]!, inF32(1), nB, i32(at(ids.id), kk * nTok), kk, nTok, out(), new Uint8Array(mulMatScratchBytes(wt, cols, 1)), t.name);
+      return;
+    }
+    case 'moe_sum': {
+      const y = src(0);
+      moe.moeSum(inF32(0), y.shape[0]!, y.shape[1]!, y.shape[2]!, inF32(1), out());
+      return;
+    }
     case 'none': return;
   }
 }
+
+const lanes = new Float64Array(16);
 
 export function referenceDevice(): Device {
   const device: Device = {

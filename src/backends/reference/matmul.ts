@@ -100,7 +100,7 @@ function dotVecF32(k: number, w: Float32Array, wo: number, x: Float32Array, xo: 
 
 function mulMatF32(w: Uint8Array, k: number, n: number, x: Float32Array, m: number, y: Float32Array): void {
   const wf = new Float32Array(w.buffer, w.byteOffset, k * n);
-  const tiny = usesTinyBlas(m, k);
+  const tiny = usesTinyBlas(m, k, n);
   for (let i = 0; i < m; i++) {
     for (let j = 0; j < n; j++) y[i * n + j] = tiny ? dotTinyF32(k, wf, j * k, x, i * k) : dotVecF32(k, wf, j * k, x, i * k);
   }
@@ -111,7 +111,7 @@ function mulMatF16(w: Uint8Array, k: number, n: number, x: Float32Array, m: numb
   const wf = new Float32Array(k);
   const xh = new Float32Array(k * m); // activations rounded to f16 (the F16 vec_dot_type)
   for (let i = 0; i < k * m; i++) xh[i] = F16_TO_F32[f32ToF16(x[i]!)]!;
-  const tiny = usesTinyBlas(m, k);
+  const tiny = usesTinyBlas(m, k, n);
   for (let j = 0; j < n; j++) {
     for (let c = 0; c < k; c++) wf[c] = F16_TO_F32[wh[j * k + c]!]!;
     for (let i = 0; i < m; i++) y[i * n + j] = tiny ? dotF16Order(k, wf, 0, 1, xh, i * k) : dotF16Vec(k, wf, 0, 1, xh, i * k);

@@ -62,6 +62,8 @@ export const THRESHOLDS: Record<string, number> = {
   silu: 1e-7, sigmoid: 1e-7, softplus: 1e-7, l2_norm: 1e-7,
   // the recurrent ops over several steps: a device may reorder the conv's and the delta rule's f32 sums
   ssm_conv: 1e-7, gated_delta_net: 1e-7,
+  mul_mat_id: 5e-4, soft_max: 1e-7, moe_weights: 1e-7, moe_sum: 1e-7,
+  top_k: 0, // expert ids: one right answer (compared as their bits)
 };
 
 const FLOATS = new Set<number>([GgmlType.F32, GgmlType.F16, GgmlType.BF16]);
@@ -144,6 +146,46 @@ export function buildCases(o: SuiteOptions): CaseSpec[] {
         return { out: b.mulMat(w, x), data: [[w, weightBytes(r, wt, k, n)], [x, f32b(r.f32(k * nTok, 3))]] };
       }), m);
     }
+  }
+  // mul_mat_id: expert matrices of odd and repackable row counts, one input row per token or per slot,
+  // experts chosen so that some get several rows of a batch, some one, some none
+  const moeSmall: number[] = [GgmlType.F32, GgmlType.F16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q6_K];
+  const moeTypes = full ? SUITE_WEIGHT_TYPES : SUITE_WEIGHT_TYPES.filter((t) => moeSmall.includes(t));
+  for (const wt of moeTypes) {
+    const k = blockOf(wt) === 256 ? 256 : 64;
+    for (const n of full ? [13, 16] : [16]) for (const perSlot of [false, true]) for (const m of toks(full ? [1, 5] : [5])) {
+      add('mul_mat_id', `${n} rows x 5 experts, top 3, ${perSlot ? 'a row per slot' : 'a row per token'}`, (nTok, r) => single(nTok, (b) => {
+        const w = b.leaf('w', 'weight', wt, [k, n, 5]);
+        const x = b.leaf('x', 'input', 'f32', perSlot ? [k, 3, nTok] : [k, nTok]);
+        const ids = b.leaf('ids', 'input', 'i32', [3, nTok]);
+        const idv = Array.from({ length: nTok }, (_, t) => [(t * 2) % 5, (t * 2 + 1) % 5, 4 - (t % 2)]).flat();
+        return { out: b.mulMatId(w, x, ids), data: [[w, weightBytes(r, wt, k, n * 5)], [x, f32b(r.f32(k * nTok * (perSlot ? 3 : 1), 3))], [ids, i32(idv)]] };
+      }), m);
+    }
+  }
+  // the router's ops: softmax rows shorter and longer than 16 (v_expf chunks + glibc expf tail), top-k,
+  // renormalised weights (with a scale), the weighted sum of expert outputs
+  for (const nExp of full ? [6, 37, 128] : [6, 37]) for (const m of toks(full ? [1, 4] : [4])) {
+    add('soft_max', `rows of ${nExp}`, (nTok, r) => single(nTok, (b) => {
+      const a = b.leaf('a', 'input', 'f32', [nExp, nTok]);
+      return { out: b.softMax(a), data: [[a, f32b(r.f32(nExp * nTok, 4))]] };
+    }), m);
+    add('top_k', `top 4 of ${nExp}`, (nTok, r) => single(nTok, (b) => {
+      const a = b.leaf('a', 'input', 'f32', [nExp, nTok]);
+      return { out: b.topK(a, 4), data: [[a, f32b(r.f32(nExp * nTok, 4))]] };
+    }), m);
+    add('moe_weights', `4 of ${nExp}, norm, scale 2.5`, (nTok, r) => single(nTok, (b) => {
+      const a = b.leaf('p', 'input', 'f32', [nExp, nTok]);
+      const ids = b.leaf('ids', 'input', 'i32', [4, nTok]);
+      return { out: b.moeWeights(a, ids, { norm: true, scale: 2.5 }), data: [[a, f32b(Float32Array.from(r.f32(nExp * nTok, 1), Math.abs))], [ids, i32(Array.from({ length: 4 * nTok }, (_, i) => (i * 7 + 1) % nExp))]] };
+    }), m);
+  }
+  for (const m of toks(full ? [1, 4] : [4])) {
+    add('moe_sum', '3 experts of 96', (nTok, r) => single(nTok, (b) => {
+      const y = b.leaf('y', 'input', 'f32', [96, 3, nTok]);
+      const w = b.leaf('w', 'input', 'f32', [3, nTok]);
+      return { out: b.moeSum(y, w), data: [[y, f32b(r.f32(96 * 3 * nTok, 3))], [w, f32b(r.f32(3 * nTok, 1))]] };
+    }), m);
   }
   // get_rows: every weight type
   for (const wt of SUITE_WEIGHT_TYPES) {

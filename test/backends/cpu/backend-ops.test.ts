@@ -70,6 +70,15 @@ test('mul_mat: every weight type x shapes x batch', async () => {
   }
 });
 
+test('mul_mat_id: every weight type x expert rows x shared/per-slot input x batch', async () => {
+  const cases = CASES.filter((s) => s.op === 'mul_mat_id');
+  assert.equal(new Set(cases.map((s) => s.types[0])).size, SUITE_WEIGHT_TYPES.length);
+  for (const s of cases) {
+    const wt = ggmlTypeByName(s.types[0]!)!.id;
+    await compare(s, LLAMA_EXACT_MATMUL_TYPES.has(wt) ? 0 : 1e-4, 1e-4);
+  }
+});
+
 // every other op runs the same kernels whatever the numerics mode: bit-identical on every build
 for (const [title, ops] of [
   ['get_rows: every weight type', ['get_rows']],
@@ -78,6 +87,7 @@ for (const [title, ops] of [
   ['rope: normal and NeoX, partial dims, freq factors, large positions', ['rope']],
   ['kv_store and attention: f16/f32 cache, prompt then decode steps, GQA, window, softcap', ['kv_store', 'attention']],
   ['recurrent layers: view_blocks, silu, sigmoid, softplus, l2_norm, ssm_conv and gated_delta_net over steps', ['view_blocks', 'silu', 'sigmoid', 'softplus', 'l2_norm', 'ssm_conv', 'gated_delta_net']],
+  ['MoE routing: soft_max, top_k, moe_weights, moe_sum', ['soft_max', 'top_k', 'moe_weights', 'moe_sum']],
 ] as const) {
   test(title, async () => {
     const cases = CASES.filter((s) => (ops as readonly string[]).includes(s.op));

@@ -112,6 +112,24 @@ export class Matmuls {
     this.mm(wtype, w, rows, cols, this.scratch.ptr, nTokens, y, rows * 4, -1, nGemm, true);
   }
 
+  /**
+   * as matmul, every activation row in the float order llama.cpp's one-token kernel gives it (mul_mat_id's
+   * contract): float weights one row at a time (tinyBLAS never runs), Q4_K without the GEMM rows.
+   */
+  matmulRows(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void {
+    const vtype = activationTypeFor(wtype);
+    if (vtype === GgmlType.F32 || vtype === GgmlType.F16 || vtype === GgmlType.BF16 || nTokens === 1) {
+      for (let t = 0; t < nTokens; t++) this.matmul(wtype, w, rows, cols, x + t * cols * 4, 1, y + t * rows * 4);
+      return;
+    }
+    weightRowBytes(wtype, cols);
+    const a = this.growScratch(activationRowBytes(vtype, cols) * nTokens);
+    this.lastVt = -1;
+    this.quantize(vtype, x, cols, nTokens, a, cols * 4, 0);
+    this.lastVt = vtype; this.lastCols = cols; this.lastTok = nTokens; this.lastGemm = 0; this.lastAuxVt = -1;
+    this.mm(wtype, w, rows, cols, a, nTokens, y, rows * 4, -1, 0, true);
+  }
+
   matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride = cols * 4, yStride = rows * 4): void {
     const vtype = activationTypeFor(wtype);
     if (vtype === GgmlType.F32) return this.matmulQ(wtype, w, rows, cols, x, nTokens, y, yStride, xStride);
