@@ -115,3 +115,26 @@ export async function downloadTo(dest: string, url: string, meta: FileMeta, o: D
   if (meta.etag) writeFileSync(`${dest}.etag`, meta.etag); else rmSync(`${dest}.etag`, { force: true });
   return sha;
 }
+
+const alive = (pid: number): boolean => {
+  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+};
+
+/**
+ * Runs `fn` holding `lock` (a file created exclusively, holding our pid): a second download of the same file,
+ * from this process or another, waits for the first instead of appending to the same .part. A lock whose
+ * process is gone is stale and taken over.
+ */
+export async function withLock<T>(lock: string, fn: () => Promise<T>, pollMs = 200): Promise<T> {
+  for (;;) {
+    let fd: number | undefined;
+    try { fd = openSync(lock, 'wx'); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; }
+    if (fd !== undefined) {
+      try { writeSync(fd, String(process.pid)); closeSync(fd); return await fn(); } finally { rmSync(lock, { force: true }); }
+    }
+    let owner = NaN;
+    try { owner = Number(readFileSync(lock, 'utf8')); } catch { continue; /* released meanwhile */ }
+    if (Number.isInteger(owner) && owner > 0 && !alive(owner)) { rmSync(lock, { force: true }); continue; }
+    await sleep(pollMs);
+  }
+}

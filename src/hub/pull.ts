@@ -7,7 +7,7 @@
 // Offline (or when the hub cannot be reached) the cache answers, or a NOT_CACHED error says what is missing.
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { cacheDir, cachedFilePath, manifestPath } from './cache.js';
-import { downloadTo, type DownloadOptions } from './download.js';
+import { downloadTo, withLock, type DownloadOptions } from './download.js';
 import { HubError } from './errors.js';
 import { fileMetadata, hubEndpoint, hubFetch, hubToken, readBody, requestHeaders, statusError } from './http.js';
 import { parseSplitName, splitPath } from '../gguf/split.js';
@@ -165,31 +165,37 @@ export async function pull(refText: string | HfRef, opts: PullOptions = {}): Pro
       sizes[i] = 0;
       return { file, path, url, sha256: cachedEtag && /^[0-9a-f]{64}$/.test(cachedEtag) ? cachedEtag : undefined, cached: true };
     }
-    let meta;
-    try {
-      meta = await fileMetadata(url, o);
-    } catch (e) {
-      // llama.cpp: the hub cannot be reached but the file is cached: use it
-      if (have && e instanceof HubError && e.code === 'NETWORK') {
-        o.onInfo?.(`${e.message}; using the cached ${path}`);
-        sizes[i] = 0;
-        return { file, path, url, cached: true };
+    // one download of a file at a time (another run -hf, pull or serve may be fetching it): the second waits,
+    // then finds it cached
+    return withLock(`${path}.lock`, async () => {
+      const have = existsSync(path);
+      const cachedEtag = existsSync(`${path}.etag`) ? readFileSync(`${path}.etag`, 'utf8').trim() : undefined;
+      let meta;
+      try {
+        meta = await fileMetadata(url, o);
+      } catch (e) {
+        // llama.cpp: the hub cannot be reached but the file is cached: use it
+        if (have && e instanceof HubError && e.code === 'NETWORK') {
+          o.onInfo?.(`${e.message}; using the cached ${path}`);
+          sizes[i] = 0;
+          return { file, path, url, cached: true };
+        }
+        throw e;
       }
-      throw e;
-    }
-    const listed = resolved.sha256?.get(file);
-    if (listed && meta.sha256 && listed !== meta.sha256) throw new HubError('SHA256_MISMATCH', `${url}: the file list says sha256 ${listed}, the file's ETag ${meta.sha256}`);
-    meta.sha256 ??= listed;
-    // same ETag (or none to compare): the cached copy is current
-    if (have && (!meta.etag || cachedEtag === meta.etag)) {
-      sizes[i] = 0;
-      return { file, path, url, sha256: meta.sha256, cached: true };
-    }
-    sizes[i] = meta.size ?? 0;
-    report();
-    o.onInfo?.(`downloading ${ref.repo}/${file}${meta.size !== undefined ? ` (${meta.size} bytes)` : ''}`);
-    await downloadTo(path, url, meta, { ...o, onProgress: (d) => { done[i] = d; report(); } });
-    return { file, path, url, sha256: meta.sha256, cached: false };
+      const listed = resolved.sha256?.get(file);
+      if (listed && meta.sha256 && listed !== meta.sha256) throw new HubError('SHA256_MISMATCH', `${url}: the file list says sha256 ${listed}, the file's ETag ${meta.sha256}`);
+      meta.sha256 ??= listed;
+      // same ETag (or none to compare): the cached copy is current
+      if (have && (!meta.etag || cachedEtag === meta.etag)) {
+        sizes[i] = 0;
+        return { file, path, url, sha256: meta.sha256, cached: true };
+      }
+      sizes[i] = meta.size ?? 0;
+      report();
+      o.onInfo?.(`downloading ${ref.repo}/${file}${meta.size !== undefined ? ` (${meta.size} bytes)` : ''}`);
+      await downloadTo(path, url, meta, { ...o, onProgress: (d) => { done[i] = d; report(); } });
+      return { file, path, url, sha256: meta.sha256, cached: false };
+    });
   };
   // a few at a time: the shards of a big model are many
   const out: PulledFile[] = new Array(files.length);

@@ -123,6 +123,22 @@ test('a part of a file that changed on the hub since is not spliced: the new ver
     assert.equal(get[0]!.status, 200);
   }));
 
+test('two pulls of one file at once: one downloads, the other waits for it and finds it cached; a stale lock is taken over', () => withHub(
+  { 'ggml-org/models': { files: [{ path: 'stories260K.gguf', bytes: stories() }] } },
+  async (hub, cache) => {
+    const o = { endpoint: hub.url, cacheDir: cache };
+    const [a, b] = await Promise.all([pull('ggml-org/models:stories260K.gguf', o), pull('ggml-org/models:stories260K.gguf', o)]);
+    assert.deepEqual([a.files[0]!.cached, b.files[0]!.cached].sort(), [false, true]);
+    assert.equal(hub.requests.filter((q) => q.url.startsWith('/cdn/')).length, 1);
+    assert.deepEqual(new Uint8Array(readFileSync(a.path)), stories());
+    // a lock left by a process that is gone
+    rmSync(a.path);
+    writeFileSync(`${a.path}.lock`, '2147483646');
+    const c = await pull('ggml-org/models:stories260K.gguf', o);
+    assert.deepEqual(new Uint8Array(readFileSync(c.path)), stories());
+    assert.equal(existsSync(`${a.path}.lock`), false);
+  }));
+
 test('bytes whose sha256 is not the hub\'s are refused and nothing is left that looks valid', () => withHub(
   { 'ggml-org/models': { files: [{ path: 'stories260K.gguf', bytes: stories() }] } },
   async (hub, cache) => {
