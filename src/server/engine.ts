@@ -160,10 +160,20 @@ export class Engine {
     };
   }
 
+  private idle: Promise<void> = Promise.resolve();
+
   private kick(): void {
     if (this.running) return;
     this.running = true;
-    void this.loop().finally(() => { this.running = false; });
+    this.idle = this.loop().finally(() => { this.running = false; });
+  }
+
+  /** Cancels every task and resolves once no evaluation is in flight (the context can then be closed). */
+  async shutdown(): Promise<void> {
+    for (const t of this.queue) t.cancelled = true;
+    this.queue.length = 0;
+    for (const s of this.slots) if (s.task) s.task.cancelled = true;
+    await this.idle;
   }
 
   private async loop(): Promise<void> {

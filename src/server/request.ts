@@ -72,6 +72,7 @@ function stopList(b: Body): string[] {
   const list = typeof v === 'string' ? [v] : v;
   if (!Array.isArray(list) || list.some((s) => typeof s !== 'string')) throw badRequest('"stop" must be a string or an array of strings');
   if (list.length > 16) throw badRequest('"stop" takes at most 16 strings');
+  if ((list as string[]).some((s) => s.length > 1024)) throw badRequest('a "stop" string has more than 1024 characters');
   return (list as string[]).filter((s) => s.length > 0);
 }
 

@@ -227,7 +227,9 @@ async function generation(state: ServerState, s: Serving, r: Reply, g: Generatio
   }));
   const cancel = s.engine.submit(specs, events); // 503 when the queue is full: a plain HTTP error
   // a client that goes away frees its slots at once
-  res.on('close', () => { if (!finished) { finished = true; cancel(); clearTimeout(stall); resolveDone(); } });
+  const gone = () => { if (!finished) { finished = true; cancel(); clearTimeout(stall); resolveDone(); } };
+  res.on('close', gone);
+  if (res.destroyed || !res.socket || res.socket.destroyed) gone(); // left while its body was read
   if (g.stream) {
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     res.flushHeaders();

@@ -408,7 +408,11 @@ describe('serve without --cors', () => {
       assert.match(srv.base, /^http:\/\/127\.0\.0\.1:\d+$/);
       const r = await fetch(`${srv.base}/health`, { headers: { Origin: 'http://app.example' } });
       assert.equal(r.headers.get('access-control-allow-origin'), null);
+      // SIGTERM with a stream running: the step in flight ends, then a clean exit
+      const s = await fetch(`${srv.base}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: 'Once', max_tokens: 100, ignore_eos: true, stream: true }) });
+      await s.body!.getReader().read();
     } finally { await srv.stop(); }
+    assert.equal(srv.proc.exitCode, 0);
     const bad = spawnSync(process.execPath, [bin, 'serve', model, '--parallel', 'x'], { encoding: 'utf8' });
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /\[USAGE\] --parallel/);

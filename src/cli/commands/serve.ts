@@ -138,7 +138,7 @@ export const command: Command = {
     const { loadModel } = await import('../../api/model.js');
     const { Engine } = await import('../../server/engine.js');
     const { createSeqContext } = await import('../../server/seq-context.js');
-    let closeAll = () => { server.close(); };
+    let closeAll: () => void | Promise<void> = () => { server.close(); };
     try {
       const bar = progress('loading');
       // the library API loads the model (tokenizer, chat templates); the server drives the runtime below it
@@ -159,7 +159,13 @@ export const command: Command = {
         defaults: { sampling, nPredict, nCtxSlot: ctx.nCtxSeq, nVocab: model.hp.nVocab },
         meta: { vocab_type: vocabType, n_vocab: model.hp.nVocab, n_ctx_train: model.hp.nCtxTrain, n_embd: model.hp.nEmbd, n_params: nParams, size: model.weightBytes },
       };
-      closeAll = () => { server.close(); server.closeAllConnections(); ctx.close(); void api.close(); };
+      closeAll = async () => {
+        server.close();
+        server.closeAllConnections();
+        await engine.shutdown(); // the step in flight ends before the context goes
+        ctx.close();
+        await api.close();
+      };
       if (process.stderr.isTTY) process.stderr.write(`model loaded: ${nParallel} slot(s) x ${ctx.nCtxSeq} tokens, ${setup.host.name}\n`);
     } catch (e) {
       server.close();
@@ -172,7 +178,7 @@ export const command: Command = {
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
     });
-    closeAll();
+    await closeAll();
     return 0;
   },
 };
