@@ -10,8 +10,10 @@
 // level has a deadline and the whole run a hard one.
 //
 // Usage: npm run load -- [MODEL | --synthetic SHAPE:TYPE] [-np 4] [-t 2] [-c 4096] [--levels 1,4,16]
-//          [--requests 10] [--max-tokens 32] [--max-seconds 600] [--json]
-// Default model: --synthetic qwen3-0.6b:q4_k_m.
+//          [--requests 10] [--max-tokens 32] [--input-len N] [--max-seconds 600] [--json]
+// Default model: --synthetic qwen3-0.6b:q4_k_m. --input-len N: /v1/completions with N random token ids per
+// prompt (vLLM's random dataset; the default, 32, for synthetic models, whose placeholder vocabulary makes text
+// cost a token per character); 0: streamed chat with short English prompts (the default for a MODEL file).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -55,17 +57,22 @@ function rssOf(pid: number): number {
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(s)![1]) * 1024;
 }
 
-/** One streamed chat request; checks the SSE framing as it goes. `abortAfter`: disconnect after that many content chunks. */
-async function streamChat(base: string, prompt: string, maxTokens: number, abortAfter: number | undefined, deadline: number): Promise<Rec> {
+/** A request's prompt: chat text, or token ids for /v1/completions (vLLM's random dataset) */
+type Prompt = { chat: string } | { tokens: number[] };
+
+/** One streamed request; checks the SSE framing as it goes. `abortAfter`: disconnect after that many content chunks. */
+async function streamChat(base: string, prompt: Prompt, maxTokens: number, abortAfter: number | undefined, deadline: number): Promise<Rec> {
+  const chat = 'chat' in prompt;
   const rec: Rec = { ok: false, aborted: false, ttft: NaN, e2el: NaN, itl: [], outTokens: 0 };
   const ctrl = new AbortController();
   const timer = setTimeout(() => ctrl.abort(), Math.max(1, deadline - Date.now()));
   const t0 = performance.now();
   const fail = (m: string) => { rec.error = m; return rec; };
   try {
-    const res = await fetch(`${base}/v1/chat/completions`, {
+    const common = { model: 'load', ignore_eos: true, stream: true, stream_options: { include_usage: true }, temperature: 0.8, seed: 42 };
+    const res = await fetch(`${base}/v1/${chat ? 'chat/' : ''}completions`, {
       method: 'POST', signal: ctrl.signal, headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ model: 'load', messages: [{ role: 'user', content: prompt }], max_completion_tokens: maxTokens, ignore_eos: true, stream: true, stream_options: { include_usage: true }, temperature: 0.8, seed: 42 }),
+      body: JSON.stringify(chat ? { ...common, messages: [{ role: 'user', content: prompt.chat }], max_completion_tokens: maxTokens } : { ...common, prompt: prompt.tokens, max_tokens: maxTokens }),
     });
     if (res.status !== 200) return fail(`HTTP ${res.status}: ${await res.text()}`);
     if (!/text\/event-stream/.test(res.headers.get('content-type') ?? '')) return fail('not an event stream');
@@ -89,20 +96,20 @@ async function streamChat(base: string, prompt: string, maxTokens: number, abort
         const ev = JSON.parse(data);
         id ??= ev.id;
         if (ev.id !== id) return fail('the id changed within the stream');
-        if (nEvents++ === 0) {
+        if (nEvents++ === 0 && chat) {
           const d = ev.choices?.[0]?.delta;
           if (!d || d.role !== 'assistant' || d.content !== null) return fail(`first chunk is not the role chunk: ${data}`);
           continue;
         }
         if (!ev.choices.length) { usage = ev.usage; if (!ev.timings) return fail('usage chunk without timings'); rec.serverTps = ev.timings.predicted_per_second; continue; }
         const c = ev.choices[0];
-        if ('role' in c.delta) return fail('role in a later chunk');
+        if (chat && 'role' in c.delta) return fail('role in a later chunk');
         if (c.finish_reason !== null) {
-          if (Object.keys(c.delta).length) return fail('finish chunk with a non-empty delta');
+          if (chat ? Object.keys(c.delta).length : c.text !== '') return fail('finish chunk with content');
           finish = c.finish_reason;
           continue;
         }
-        if (typeof c.delta.content !== 'string') return fail('content chunk without content');
+        if (typeof (chat ? c.delta.content : c.text) !== 'string') return fail('content chunk without content');
         if (nContent === 0) rec.ttft = now - t0; else rec.itl.push(now - last);
         last = now;
         nContent++;
@@ -158,7 +165,7 @@ async function main(): Promise<number> {
     options: {
       synthetic: { type: 'string' }, parallel: { type: 'string' }, threads: { type: 'string', short: 't' }, ctx: { type: 'string', short: 'c' },
       levels: { type: 'string' }, requests: { type: 'string' }, 'max-tokens': { type: 'string' }, 'max-seconds': { type: 'string' },
-      json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      'input-len': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) { process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n') + '\n'); return 0; }
@@ -168,17 +175,25 @@ async function main(): Promise<number> {
   if (![parallel, perLevel, maxTokens, maxSeconds, ...levels].every((x) => Number.isInteger(x) && x > 0)) throw new Error('numeric options must be positive integers');
   const modelArgs = positionals[0] ? [positionals[0]] : ['--synthetic', values.synthetic ?? 'qwen3-0.6b:q4_k_m'];
   const label = positionals[0] ?? values.synthetic ?? 'qwen3-0.6b:q4_k_m';
+  // synthetic models have a placeholder vocabulary (text costs a token per character): random token prompts
+  const inputLen = values['input-len'] !== undefined ? Number(values['input-len']) : positionals[0] ? 0 : 32;
+  if (!Number.isInteger(inputLen) || inputLen < 0) throw new Error('--input-len must be a non-negative integer');
+  let nVocab = 1000;
+  const promptOf = (i: number): Prompt => inputLen > 0
+    ? { tokens: Array.from({ length: inputLen }, (_, k) => 3 + ((i * 7919 + k * 104729) % Math.min(1000, nVocab - 3))) }
+    : { chat: PROMPTS[i % PROMPTS.length]! };
   const hardStop = setTimeout(() => { process.stderr.write('load: hard deadline reached\n'); process.exit(1); }, (maxSeconds * (levels.length + 1) + 120) * 1000);
   hardStop.unref();
   const tty = process.stderr.isTTY;
   const log = (m: string) => { if (tty) process.stderr.write(`\r\x1b[K${m}`); };
   const { proc, base } = await startServer([...modelArgs, '-np', String(parallel), '-t', threads, '-c', ctx, '--max-queue', '256']);
+  nVocab = ((await (await fetch(`${base}/v1/models`)).json()) as { data: { meta: { n_vocab: number } }[] }).data[0]!.meta.n_vocab;
   const checks: { name: string; ok: boolean; detail: string }[] = [];
   const rows: Record<string, unknown>[] = [];
   try {
     // warm-up: every slot once, then the RSS baseline
     log('warm-up');
-    await Promise.all(Array.from({ length: parallel }, (_, i) => streamChat(base, PROMPTS[i % PROMPTS.length]!, maxTokens, undefined, Date.now() + maxSeconds * 1000)));
+    await Promise.all(Array.from({ length: parallel }, (_, i) => streamChat(base, promptOf(1000 + i), maxTokens, undefined, Date.now() + maxSeconds * 1000)));
     await idleSlots(base, 5000);
     const baseline = rssOf(proc.pid!);
     for (const c of levels) {
@@ -191,7 +206,7 @@ async function main(): Promise<number> {
         while (next < n && Date.now() < deadline) {
           const i = next++;
           // every 10th request disconnects after 2 content chunks
-          recs.push(await streamChat(base, PROMPTS[i % PROMPTS.length]!, maxTokens, i % 10 === 9 ? 2 : undefined, deadline));
+          recs.push(await streamChat(base, promptOf(i), maxTokens, i % 10 === 9 ? 2 : undefined, deadline));
           log(`concurrency ${c}: ${recs.length}/${n}`);
         }
       };
@@ -219,11 +234,11 @@ async function main(): Promise<number> {
   }
   const r1 = rows.find((r) => r.concurrency === 1), r4 = rows.find((r) => r.concurrency === 4);
   const scaling = r1 && r4 ? (r4.output_throughput as number) / (r1.output_throughput as number) : undefined;
-  if (values.json) process.stdout.write(JSON.stringify({ model: label, parallel, threads: Number(threads), max_tokens: maxTokens, rows, scaling_4_over_1: scaling, checks }, null, 2) + '\n');
+  if (values.json) process.stdout.write(JSON.stringify({ model: label, input_len: inputLen, parallel, threads: Number(threads), max_tokens: maxTokens, rows, scaling_4_over_1: scaling, checks }, null, 2) + '\n');
   else {
     const f = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
     const s3 = (s: any) => `${f(s.mean)} / ${f(s.p50)} / ${f(s.p99)}`;
-    const out = [`load: ${label}, serve -np ${parallel} -t ${threads} -c ${ctx}, ${maxTokens} output tokens per request (ignore_eos), streamed chat`, '',
+    const out = [`load: ${label}, serve -np ${parallel} -t ${threads} -c ${ctx}, ${maxTokens} output tokens per request (ignore_eos), ${inputLen ? `streamed completions, ${inputLen}-token random prompts` : 'streamed chat'}`, '',
       '| concurrency | requests | completed | disconnected | failed | req/s | output tok/s | TTFT ms mean / p50 / p99 | TPOT ms mean / p50 / p99 | ITL ms mean / p50 / p99 |',
       '|---|---|---|---|---|---|---|---|---|---|'];
     for (const r of rows as any[]) out.push(`| ${r.concurrency} | ${r.requests} | ${r.completed} | ${r.aborted} | ${r.failed} | ${r.request_throughput.toFixed(2)} | ${f(r.output_throughput)} | ${s3(r.ttft_ms)} | ${s3(r.tpot_ms)} | ${s3(r.itl_ms)} |`);
