@@ -52,11 +52,13 @@ export function quantQ8_1(x: Float32Array, xo: number, y: Uint8Array, yo: number
 
 // ---------------------------------------------------------------- Q8_K (activations of K-quants)
 
-const q8kView = new DataViewCache();
+// d is written through a scratch word, not a DataView: callers quantize into several buffers in turn (the cpu
+// device's reference matmuls each have their own), and a DataView cache keyed by buffer made a new view each call
+const q8kDF32 = new Float32Array(1);
+const q8kDBytes = new Uint8Array(q8kDF32.buffer);
 
 export function quantQ8_K(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
   const nb = checkBlocks('Q8_K', n, QK_K);
-  const dv = q8kView.of(y);
   for (let i = 0; i < nb; i++, xo += QK_K, yo += Q8_K_BYTES) {
     let max = 0, amax = 0;
     for (let j = 0; j < QK_K; j++) {
@@ -78,7 +80,8 @@ export function quantQ8_K(x: Float32Array, xo: number, y: Uint8Array, yo: number
       for (let l = 0; l < 16; l++) sum += (y[yo + Q8K_QS + 16 * j + l]! << 24) >> 24;
       writeU16(y, yo + Q8K_BSUMS + 2 * j, sum & 0xffff);
     }
-    dv.setFloat32(y.byteOffset + yo + Q8K_D, f(1 / iscale), true);
+    q8kDF32[0] = f(1 / iscale); // little-endian, as the kernels read it
+    for (let b = 0; b < 4; b++) y[yo + Q8K_D + b] = q8kDBytes[b]!;
   }
 }
 

@@ -269,6 +269,11 @@ function finishLanes(sumf: number): number {
 function q8kD(a: Uint8Array, ao: number): number {
   return aView.of(a).getFloat32(a.byteOffset + ao + Q8K_D, true);
 }
+// dotQ4_KInto reads a Q8_K block's f32 d through this scratch word inline: q8kD's result came back boxed there
+// (one heap number per dot, found with the sampling heap profiler), which broke the cpu device's
+// allocation-free decode in exact numerics for Q4_K matrices of rows % 8 != 0 (qwen35's ssm_alpha/ssm_beta)
+const q8kDBits = new Int32Array(1);
+const q8kDF32 = new Float32Array(q8kDBits.buffer);
 
 function q8kBsum(a: Uint8Array, ao: number, j: number): number {
   return (readU16(a, ao + Q8K_BSUMS + 2 * j) << 16) >> 16;
@@ -416,7 +421,9 @@ export function dotQ4_KInto(n: number, w: Uint8Array, wo: number, a: Uint8Array,
   laneAcc.fill(0);
   minAcc.fill(0);
   for (let i = 0; i < nb; i++, wo += Q4_K_BYTES, ao += Q8_K_BYTES) {
-    const yd = q8kD(a, ao);
+    const od = ao + Q8K_D;
+    q8kDBits[0] = a[od]! | (a[od + 1]! << 8) | (a[od + 2]! << 16) | (a[od + 3]! << 24);
+    const yd = q8kDF32[0]!;
     const d = f(yd * readF16(w, wo + Q4K_D));
     const dmin = f(-yd * readF16(w, wo + Q4K_DMIN));
     laneInt.fill(0);
