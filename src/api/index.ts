@@ -3,7 +3,9 @@
 // docs/api.md documents it.
 export { loadModel, Model, type LoadModelOptions, type TokenizeOptions, type DetokenizeOptions, type ChatTemplateOptions, type ModelRuntime } from './model.js';
 export { ModelContext, Generation, type CreateContextOptions, type GenerateOptions } from './context.js';
-export type { TokenEvent, GenerateResult, FinishReason, Usage, Timings } from './generation.js';
+export { ChatSession, type ChatSessionOptions, type SendOptions, type ChatTarget } from './chat-session.js';
+export { EngineContext } from './engine-context.js';
+export type { Engine, TokenEvent, GenerateResult, FinishReason, Usage, Timings } from './generation.js';
 export type { SamplingOptions, Penalties } from './sampling.js';
 export { jsonSchemaToGrammar, parseGbnf } from '../grammar/index.js';
 export type { ModelSource, SourceProgress } from './source.js';
