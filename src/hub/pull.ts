@@ -148,7 +148,7 @@ export async function pull(refText: string | HfRef, opts: PullOptions = {}): Pro
   const split = parseSplitName(resolved.file);
   // a split model: every shard, fetched together (naming any shard fetches the whole model)
   const files = split && split.count > 1 ? Array.from({ length: split.count }, (_, i) => splitPath(split.prefix, i, split.count)) : [resolved.file];
-  mkdirSync(o.cacheDir, { recursive: true });
+  if (!o.offline) mkdirSync(o.cacheDir, { recursive: true });
   const done = new Array<number>(files.length).fill(0);
   const sizes = new Array<number | undefined>(files.length).fill(undefined);
   const report = () => {
