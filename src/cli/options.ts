@@ -1,6 +1,7 @@
 // Options shared by the commands that load and run a model (run, chat, bench): sampling,
 // context and device flags, parsed once, documented once.
 import type { ParseArgsConfig } from 'node:util';
+import { UsageError } from '../api/errors.js';
 import { getDevice, deviceNames, DEFAULT_DEVICE, type DeviceOptions } from '../backends/registry.js';
 import { runsEverything } from '../backends/describe.js';
 import { NPU_TARGETS } from '../backends/sim-npu/cost-model.js';
@@ -8,8 +9,8 @@ import type { Device } from '../backends/backend.js';
 import type { SamplerParams } from '../runtime/sampler.js';
 import { DEFAULT_NUMERICS } from '../backends/numerics.js';
 
-export function usage(message: string): Error {
-  return Object.assign(new Error(message), { code: 'USAGE' });
+export function usage(message: string): UsageError {
+  return new UsageError('USAGE', message);
 }
 
 /** A numeric option, or `def` when absent; a clear error when it is not a number. */
