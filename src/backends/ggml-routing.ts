@@ -12,7 +12,8 @@
 //     llamafile's tinyBLAS (16 f32 lanes with FMA, _mm512_reduce_add_ps); F16 weights see the activations
 //     rounded to f16. With 1 row tinyBLAS declines ("only for prompt processing") and
 //     ggml_vec_dot_f32/_f16 run.
-//   - everything else: the activations are quantized per row and each output is ggml_vec_dot_<type>.
+//   - everything else: the activations are quantized per row and each output is ggml_vec_dot_<type>
+//     (Q5_K and Q3_K: not repacked on x86, so always their AVX2 vec_dot).
 import { GgmlType } from '../gguf/ggml-types.js';
 
 /** the weight rows llama.cpp's repack buffer type interleaves (block_q4_0x8, block_q4_Kx8) */
@@ -44,4 +45,4 @@ export function usesTinyBlas(nTokens: number, cols: number, rows: number): boole
  * against llama.cpp on the parity fixtures). For every other type the reference uses ggml's generic
  * formulas, which match llama.cpp only to float rounding anyway.
  */
-export const LLAMA_EXACT_MATMUL_TYPES: ReadonlySet<number> = new Set([GgmlType.F32, GgmlType.F16, GgmlType.Q8_0, GgmlType.Q6_K, GgmlType.Q4_0, GgmlType.Q4_K]);
+export const LLAMA_EXACT_MATMUL_TYPES: ReadonlySet<number> = new Set([GgmlType.F32, GgmlType.F16, GgmlType.Q8_0, GgmlType.Q6_K, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q3_K]);

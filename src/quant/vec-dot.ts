@@ -5,7 +5,8 @@
 // Two flavours:
 // - 'x86' (default): for Q4_K, Q6_K and Q8_0 the kernels llama.cpp's x86 AVX2/AVX-512 build runs
 //   (8 int32 lanes per block, one f32 FMA accumulator per lane, hsum_float_8), bit-exact with the
-//   build that made the parity fixtures (checked through tools/ggml-oracle). Other types use the
+//   build that made the parity fixtures (checked through tools/ggml-oracle); Q5_K and Q3_K likewise
+//   (checked against the q5_k, q5_k_m and q3_k parity fixtures, test/parity/exact.test.ts). Other types use the
 //   generic formulas below, which agree with their SIMD versions to float rounding.
 // - 'generic': ggml's *_generic scalar kernels, checked bit-exact (test/quant/golden.test.ts)
 //   against a build without FMA (the baseline x86-64 CPU variant).
@@ -307,7 +308,7 @@ function dotQ2_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
   return sumf;
 }
 
-function dotQ3_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+function dotQ3_KGeneric(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
   const nb = checkBlocks('Q3_K', n, QK_K);
   laneSums.fill(0);
   for (let i = 0; i < nb; i++, wo += Q3_K_BYTES, ao += Q8_K_BYTES) {
@@ -445,7 +446,7 @@ export function dotQ4_KInto(n: number, w: Uint8Array, wo: number, a: Uint8Array,
   y[yo] = hsumFloat8(laneAcc) + m;
 }
 
-function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+function dotQ5_KGeneric(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
   const nb = checkBlocks('Q5_K', n, QK_K);
   laneSums.fill(0);
   let sumf = 0;
@@ -469,6 +470,56 @@ function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number
     sumf = f(sumf - f(f(readF16(w, wo + Q5K_DMIN) * yd) * sumi));
   }
   return finishLanes(sumf);
+}
+
+// ggml_vec_dot_q5_K_q8_K / _q3_K_q8_K as compiled for x86 with AVX2 (neither is repacked on x86): the
+// Q4_K/Q6_K lane order (lane l = values 4l..4l+3 of every 32, one fmaf per lane and super-block by
+// d = y.d * x.d, hsum_float_8). Q5_K's mins: one scalar `summs += dmin * m` per super-block, contracted
+// to an fmaf by GCC (-std=gnu11: -ffp-contract=fast), added after the hsum. Q3_K: (x - 4) * a per lane.
+function dotQ5_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+  const nb = checkBlocks('Q5_K', n, QK_K);
+  laneAcc.fill(0);
+  let summs = 0;
+  for (let i = 0; i < nb; i++, wo += Q5_K_BYTES, ao += Q8_K_BYTES) {
+    const yd = q8kD(a, ao);
+    const d = f(yd * readF16(w, wo + Q5K_D));
+    const dmin = f(-yd * readF16(w, wo + Q5K_DMIN));
+    laneInt.fill(0);
+    let mins = 0;
+    for (let j = 0; j < 8; j++) {
+      const sm = scaleMinK4(j, w, wo + Q5K_SCALES);
+      const scale = sm & 0xff;
+      mins += (sm >> 8) * (q8kBsum(a, ao, 2 * j) + q8kBsum(a, ao, 2 * j + 1));
+      const q = wo + Q5K_QS + 32 * (j >> 1), shift = 4 * (j & 1), q8 = ao + Q8K_QS + 32 * j, qh = wo + Q5K_QH;
+      for (let l = 0; l < 32; l++) {
+        const v = ((w[q + l]! >> shift) & 0xf) | (((w[qh + l]! >> j) & 1) << 4);
+        laneInt[l >> 2] += scale * (v * ((a[q8 + l]! << 24) >> 24));
+      }
+    }
+    summs = fmaf(dmin, f(mins), summs);
+    for (let l = 0; l < 8; l++) laneAcc[l] = fmaf(d, f(laneInt[l]!), laneAcc[l]!);
+  }
+  return f(hsumFloat8(laneAcc) + summs);
+}
+
+function dotQ3_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+  const nb = checkBlocks('Q3_K', n, QK_K);
+  laneAcc.fill(0);
+  for (let i = 0; i < nb; i++, wo += Q3_K_BYTES, ao += Q8_K_BYTES) {
+    const d = f(q8kD(a, ao) * readF16(w, wo + Q3K_D));
+    laneInt.fill(0);
+    for (let j = 0; j < 16; j++) q3Scales[j] = scaleQ3K(j, w, wo + Q3K_SCALES);
+    const hm = wo + Q3K_HMASK;
+    for (let g = 0; g < 8; g++) {
+      const q = wo + Q3K_QS + 32 * (g >> 2), shift = 2 * (g & 3), q8 = ao + Q8K_QS + 32 * g;
+      for (let m = 0; m < 32; m++) {
+        const v = ((w[q + m]! >> shift) & 3) - 4 + (((w[hm + m]! >> g) & 1) << 2);
+        laneInt[m >> 2] += q3Scales[2 * g + (m >> 4)]! * (v * ((a[q8 + m]! << 24) >> 24));
+      }
+    }
+    for (let l = 0; l < 8; l++) laneAcc[l] = fmaf(d, f(laneInt[l]!), laneAcc[l]!);
+  }
+  return hsumFloat8(laneAcc);
 }
 
 function dotQ6_K(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
@@ -561,6 +612,8 @@ export function vecDot(weightType: number, n: number, w: Uint8Array, wOffset: nu
     if (weightType === GgmlType.Q4_K) return dotQ4_KGeneric(n, w, wOffset, a, aOffset);
     if (weightType === GgmlType.Q6_K) return dotQ6_KGeneric(n, w, wOffset, a, aOffset);
     if (weightType === GgmlType.Q8_0) return dotQ8_0Generic(n, w, wOffset, a, aOffset);
+    if (weightType === GgmlType.Q5_K) return dotQ5_KGeneric(n, w, wOffset, a, aOffset);
+    if (weightType === GgmlType.Q3_K) return dotQ3_KGeneric(n, w, wOffset, a, aOffset);
   }
   return vecDotFn(weightType)(n, w, wOffset, a, aOffset);
 }

@@ -3,7 +3,7 @@
 // every sequence, every prompt position (all-outputs batch) and every decode step (teacher-forced).
 // - The cpu device's logits equal the reference device's bit for bit (all 512 logits, every distribution).
 // - On the weight types whose x86 kernel orders are reproduced (BIT_EXACT_TYPES: the 42 fixtures of 6
-//   architectures x 7 types), our top-10 probabilities, computed as the reference tool computed its own
+//   architectures x 7 types; BIT_EXACT_MORE_TYPES: q5_k, q3_k, q5_k_m, q3_k_m of llama and qwen3), our top-10 probabilities, computed as the reference tool computed its own
 //   (test/helpers/llamacpp-probs.ts), equal the recorded f32 values to the last bit, and our argmax equals
 //   llama.cpp's token at every step. The refs hold f32 probabilities, not logits: equality proves the top-10
 //   probabilities bit for bit; a logit differing in its last bit would show in most of them, but one far below
@@ -17,13 +17,13 @@ import { referenceDevice } from '../../src/backends/reference/device.js';
 import { openGguf } from '../../src/gguf/open.js';
 import { loadModel } from '../../src/runtime/model.js';
 import { fixture } from '../helpers/fixtures.js';
-import { BIT_EXACT_TYPES, ParityStats, distCount, distributions, parityFixtures, readRef, zipDistributions } from '../helpers/parity.js';
+import { BIT_EXACT_MORE_TYPES, BIT_EXACT_TYPES, ParityStats, distCount, distributions, parityFixtures, readRef, zipDistributions } from '../helpers/parity.js';
 
 const cpu = await createCpuDevice({ threads: 2, numerics: 'exact' });
 const ref = referenceDevice();
 after(() => cpu.close());
 
-for (const f of parityFixtures().filter((x) => x.supported && BIT_EXACT_TYPES.includes(x.type))) {
+for (const f of parityFixtures().filter((x) => x.supported && (BIT_EXACT_TYPES.includes(x.type) || BIT_EXACT_MORE_TYPES.includes(x.type)))) {
   test(`exact ${f.name}: reference and cpu --numerics exact vs llama.cpp, every distribution`, async (t) => {
     const refs = readRef(f.name);
     const file = openGguf(fixture(`parity/${f.name}.gguf`));

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { archSpec } from '../../src/models/index.js';
-import { BIT_EXACT_TYPES, GENERIC_TOL, NEWER_ARCHS, NEWER_TYPES, OUT_OF_SCOPE_ARCHS, PARITY_ARCHS, parityFixtures } from '../helpers/parity.js';
+import { BIT_EXACT_MORE_TYPES, BIT_EXACT_TYPES, GENERIC_TOL, NEWER_ARCHS, NEWER_TYPES, OUT_OF_SCOPE_ARCHS, PARITY_ARCHS, parityFixtures } from '../helpers/parity.js';
 
 test('every parity fixture is of a supported architecture or one listed as out of scope', (t) => {
   const all = parityFixtures();
@@ -23,7 +23,7 @@ test('every parity fixture is of a supported architecture or one listed as out o
     for (const type of NEWER_TYPES) assert.ok(byArch.get(arch)?.includes(type), `missing fixture ${arch}-${type}`);
   }
   // every compared fixture's type is either bit-exact (exact.test.ts) or has a measured tolerance (cpu.test.ts)
-  for (const f of all.filter((x) => x.supported)) assert.ok(BIT_EXACT_TYPES.includes(f.type) || Object.hasOwn(GENERIC_TOL, f.type), `${f.name}: type ${f.type} is neither bit-exact nor has a tolerance`);
+  for (const f of all.filter((x) => x.supported)) assert.ok(BIT_EXACT_TYPES.includes(f.type) || BIT_EXACT_MORE_TYPES.includes(f.type) || Object.hasOwn(GENERIC_TOL, f.type), `${f.name}: type ${f.type} is neither bit-exact nor has a tolerance`);
   // once the engine implements one of these, its fixtures must join the parity suites
   for (const arch of OUT_OF_SCOPE_ARCHS) assert.equal(archSpec(arch), undefined, `${arch} is supported now: remove it from OUT_OF_SCOPE_ARCHS`);
   const compared = all.filter((f) => f.supported);

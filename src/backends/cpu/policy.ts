@@ -14,12 +14,12 @@ export const typeId = (t: TensorDesc): number => (typeof t.dtype === 'number' ? 
 
 /**
  * Does the WASM kernel reproduce ggml's float order for this weight type and row count (exact numerics)?
- * F32, F16, Q8_0, Q6_K always; Q4_0/Q4_K (and Q4_0r4) in the repacked GEMM/GEMV orders only, which
+ * F32, F16, Q8_0, Q6_K, Q5_K, Q3_K always; Q4_0/Q4_K (and Q4_0r4) in the repacked GEMM/GEMV orders only, which
  * llama.cpp runs for rows % 8 == 0 (otherwise its AVX2 vec_dot, which the reference kernel reproduces).
  */
 export function wasmReproducesOrder(wt: number, rows: number): boolean {
   switch (baseType(wt)) {
-    case GgmlType.F32: case GgmlType.F16: case GgmlType.Q8_0: case GgmlType.Q6_K: return true;
+    case GgmlType.F32: case GgmlType.F16: case GgmlType.Q8_0: case GgmlType.Q6_K: case GgmlType.Q5_K: case GgmlType.Q3_K: return true;
     case GgmlType.Q4_0: case GgmlType.Q4_K: return llamaRepacks(baseType(wt), rows);
     default: return false;
   }
