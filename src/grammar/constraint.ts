@@ -21,6 +21,8 @@ export interface ConstraintStats {
   masks: number;
   /** wall ms in the grammar: checks, masks and advancing the state */
   ms: number;
+  /** of which in full masks */
+  maskMs: number;
   /** tokens accepted */
   tokens: number;
 }
@@ -42,6 +44,8 @@ export interface TokenConstraint {
   readonly minTokens: number;
   reset(): void;
   readonly stats: ConstraintStats;
+  /** automaton states cached so far */
+  readonly states: number;
 }
 
 /** keeps the automaton's caches bounded: past this many states they are rebuilt from the current state */
@@ -54,7 +58,7 @@ export function grammarConstraint(grammar: Grammar | string, vocab: VocabSource 
   let state = m.initial;
   const allowed = new Uint8Array(idx.nVocab);
   const stateAt = new Int32Array(idx.maxDepth + 1);
-  const stats: ConstraintStats = { checks: 0, masks: 0, ms: 0, tokens: 0 };
+  const stats: ConstraintStats = { checks: 0, masks: 0, ms: 0, maskMs: 0, tokens: 0 };
 
   const after = (t: number): number => m.walk(state, idx.bytes, idx.off[t]!, idx.off[t + 1]!);
 
@@ -103,7 +107,9 @@ export function grammarConstraint(grammar: Grammar | string, vocab: VocabSource 
       fillAllowed();
       let k = 0;
       for (let t = 0; t < n; t++) { if (allowed[t]) k++; else vals[t] = -Infinity; }
-      stats.ms += performance.now() - t0;
+      const dt = performance.now() - t0;
+      stats.ms += dt;
+      stats.maskMs += dt;
       return k;
     },
     accept(t) {
@@ -124,6 +130,7 @@ export function grammarConstraint(grammar: Grammar | string, vocab: VocabSource 
     get minTokens() { return m.dist[state]!; },
     reset() { state = m.initial; c.remaining = Infinity; },
     stats,
+    get states() { return m.nStates; },
   };
   return c;
 }

@@ -338,6 +338,21 @@ export function classHasIn(c: CharClass, lo: number, hi: number): boolean {
   return p <= hi;
 }
 
+/** Whether a class holds every code point in [lo, hi]. */
+export function classCovers(c: CharClass, lo: number, hi: number): boolean {
+  const r = c.ranges;
+  if (c.negated) {
+    for (let k = 0; k < r.length; k += 2) if (r[k]! <= hi && lo <= r[k + 1]!) return false;
+    return true;
+  }
+  let p = lo;
+  for (let again = true; again && p <= hi;) {
+    again = false;
+    for (let k = 0; k < r.length; k += 2) if (r[k]! <= p && p <= r[k + 1]!) { p = r[k + 1]! + 1; again = true; }
+  }
+  return p > hi;
+}
+
 /** The smallest code point in a class, or -1 when it is empty. */
 export function classMin(c: CharClass): number {
   if (!c.negated) {

@@ -7,12 +7,15 @@
 // bytes complete it. As in llama.cpp, a partial character is kept only when some stack's terminal can
 // match a code point it may complete to (llama_grammar_match_partial_char). Each state caches its 256
 // byte transitions (-2 unknown, -1 rejected), so after warm-up advancing over a byte is one array read.
+// A partial character whose every completion is valid UTF-8 and treated alike by every stack (inside a
+// JSON string, any CJK character) is a "uniform" state keyed without its value, so a vocabulary full of
+// multi-byte pieces does not multiply states by the thousands of possible prefixes.
 //
 // Every state also knows the fewest bytes that complete the grammar from it (dist), from the static
 // shortest completion of every grammar position: the generation budget rule uses it.
 
 import { GrammarError } from './errors.js';
-import { classHas, classHasIn, classMin, type Grammar } from './gbnf.js';
+import { classCovers, classHas, classHasIn, classMin, type Grammar } from './gbnf.js';
 
 const END = 0, CHAR = 1, REF = 2;
 export const REJECT = -1;
@@ -215,7 +218,7 @@ export class GrammarMatcher {
   private state(set: Set<number>, value: number, remain: number, len: number): number {
     const ids = Int32Array.from(set).sort();
     if (ids.length > MAX_STACKS_PER_STATE) throw new GrammarError('GRAMMAR_STACK_LIMIT', `the grammar is too ambiguous: more than ${MAX_STACKS_PER_STATE} parse stacks at once`);
-    const key = `${remain}:${len}:${value}:${ids.join(',')}`;
+    const key = len === 0 && remain > 0 ? `${remain}:u:${ids.join(',')}` : `${remain}:${len}:${value}:${ids.join(',')}`;
     const hit = this.stateIds.get(key);
     if (hit !== undefined) return hit;
     const id = this.nStates++;
@@ -255,6 +258,10 @@ export class GrammarMatcher {
       else next = REJECT; // a continuation byte without a lead, an overlong lead, or past U+10FFFF
     } else if ((b & 0xc0) !== 0x80) {
       next = REJECT;
+    } else if (this.sLen[state] === 0) {
+      // uniform: the continuation byte cannot change the outcome; sValue is a representative code point
+      const rep = this.sValue[state]!;
+      next = remain > 1 ? this.state(new Set(this.sStacks[state]!), rep, remain - 1, 0) : this.advance(state, rep);
     } else {
       const v = (this.sValue[state]! << 6) | (b & 0x3f);
       const len = this.sLen[state]!;
@@ -282,17 +289,23 @@ export class GrammarMatcher {
 
   // a character in progress: keep the stacks whose terminal can match some completion of it
   private partial(state: number, value: number, remain: number, len: number): number {
-    let lo = value << (6 * remain);
-    let hi = lo | ((1 << (6 * remain)) - 1);
-    lo = Math.max(lo, MIN_CP[len]!);
-    hi = Math.min(hi, 0x10ffff);
+    const lo0 = value << (6 * remain);
+    const hi0 = lo0 | ((1 << (6 * remain)) - 1);
+    const lo = Math.max(lo0, MIN_CP[len]!);
+    const hi = Math.min(hi0, 0x10ffff);
     if (lo > hi) return REJECT;
+    // every completion is a valid scalar value: no overlong form, nothing past U+10FFFF, no surrogate
+    let uniform = lo === lo0 && hi === hi0 && (hi < 0xd800 || lo > 0xdfff);
     const f = this.flat;
     const out = new Set<number>();
     for (const s of this.sStacks[state]!) {
       if (s === 0) continue;
-      if (classHasIn(f.grammar.classes[f.arg[this.stPos[s]!]!]!, lo, hi)) out.add(s);
+      const cls = f.grammar.classes[f.arg[this.stPos[s]!]!]!;
+      if (!classHasIn(cls, lo, hi)) continue;
+      out.add(s);
+      if (uniform && !classCovers(cls, lo, hi)) uniform = false;
     }
-    return out.size === 0 ? REJECT : this.state(out, value, remain, len);
+    if (out.size === 0) return REJECT;
+    return uniform ? this.state(out, lo, remain, 0) : this.state(out, value, remain, len);
   }
 }
