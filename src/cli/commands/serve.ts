@@ -24,7 +24,11 @@ without the /v1 prefix:
   GET  /props, /slots         generation settings, slots (per-slot context = ctx / parallel)
 Request fields: messages, prompt, max_tokens / max_completion_tokens, temperature, top_p, top_k, min_p,
 seed, stop, presence_penalty, frequency_penalty, logprobs / top_logprobs, n, stream (with
-stream_options.include_usage), ignore_eos, cache_prompt. Errors: {"error": {"code", "message", "type"}}.
+stream_options.include_usage), ignore_eos, cache_prompt. Structured output: response_format
+({type: json_object [, schema]} or {type: json_schema, json_schema: {schema}}), grammar (GBNF), json_schema;
+chat: tools / tool_choice (none, auto, required, {type: function, function: {name}}) with a chat template
+that has tool calls (Qwen-style <tool_call> or Llama 3.x JSON; see --chat-template): calls come back in
+message.tool_calls. Errors: {"error": {"code", "message", "type"}}.
 
 Server:
   --host ADDR                address to listen on (default 127.0.0.1: loopback only)
