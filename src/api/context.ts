@@ -186,7 +186,9 @@ export class ModelContext {
     const maxTokens = o.maxTokens ?? Infinity;
     if (!(maxTokens >= 0)) throw new UsageError('USAGE', `maxTokens must be a number >= 0, got ${String(o.maxTokens)}`, 'maxTokens');
     const sampler = o.sampler ?? buildSampler(this.host.nVocab, o);
-    const constraint = structuredConstraint({ grammar: o.grammar, jsonSchema: o.jsonSchema, jsonObject: o.jsonObject }, this.host.tokenizer);
+    // a grammar from the options, or the one a caller's sampler already carries (the CLI's run builds its own
+    // to report its stats): either way the loop drives it (budget, advance, stop)
+    const constraint = structuredConstraint({ grammar: o.grammar, jsonSchema: o.jsonSchema, jsonObject: o.jsonObject }, this.host.tokenizer) ?? sampler.constraint;
     const before = sampler.constraint;
     if (constraint) sampler.constraint = constraint;
     const engine = new RuntimeEngine(this.runtime, sampler);
