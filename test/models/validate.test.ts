@@ -242,3 +242,26 @@ test('mixture of experts (qwen3moe): expert keys and 3-D expert tensors are chec
   // a dense FFN tensor in a MoE layer is not read by the graph: refused
   expectLoadError(editMoe((w) => setTensor(w, 'blk.0.ffn_down.weight', [256, 128])), 'UNEXPECTED_TENSOR', /blk\.0\.ffn_down\.weight/);
 });
+
+test('gemma4: per-layer FFN widths and head sizes, the SWA pattern, KV-shared layers and per-layer embeddings are checked', () => {
+  const g4 = toWriteInput(openGguf(fixture('parity/gemma4-f32.gguf')));
+  const edit = (change: (w: GgufWriteInput) => void): GgufFile => {
+    const w: GgufWriteInput = { ...g4, metadata: g4.metadata.map(([k, v]) => [k, v]), tensors: g4.tensors.map((t) => ({ ...t })) };
+    change(w);
+    return parseGguf(writeGguf(w), 'edited.gguf');
+  };
+  const arr = (xs: number[]): GgufWriteValue => ({ type: 'array', itemType: 'u32', value: xs });
+  // 4 layers S F S F, head sizes 32 (SWA) / 64, FFN 128 128 256 256, layers 2-3 share the KV of 0-1
+  expectLoadError(edit((w) => setMeta(w, 'gemma4.attention.sliding_window_pattern', undefined)), 'MISSING_KEY', /gemma4\.attention\.sliding_window_pattern/);
+  expectLoadError(edit((w) => setMeta(w, 'gemma4.attention.sliding_window_pattern', { type: 'array', itemType: 'bool', value: [true, false, true] })), 'BAD_HPARAM', /sliding_window_pattern is an array of 3; expected an array of 4 bools/);
+  expectLoadError(edit((w) => setMeta(w, 'gemma4.feed_forward_length', arr([128, 128, 256]))), 'BAD_HPARAM', /feed_forward_length is an array of 3; expected 4 values/);
+  expectLoadError(edit((w) => setMeta(w, 'gemma4.feed_forward_length', arr([128, 128, 128, 256]))), 'BAD_TENSOR_SHAPE', /blk\.2\.ffn_gate\.weight" has shape \[128, 256\]; expected \[128, 128\] \(.*feed_forward_length\[2\] 128/);
+  expectLoadError(edit((w) => setMeta(w, 'gemma4.attention.shared_kv_layers', u32(3))), 'BAD_HPARAM', /shared_kv_layers is 3; expected at most block_count - 2 = 2/);
+  expectLoadError(edit((w) => setMeta(w, 'gemma4.attention.value_length_swa', u32(16))), 'BAD_HPARAM', /value_length_swa is 16; expected key_length_swa 32/);
+  // a KV-shared layer has no K/V projections: one there is not read, so the file is refused
+  expectLoadError(edit((w) => setTensor(w, 'blk.2.attn_k.weight', [128, 32])), 'UNEXPECTED_TENSOR', /blk\.2\.attn_k\.weight/);
+  // an SWA layer's Q has head size key_length_swa
+  expectLoadError(edit((w) => setTensor(w, 'blk.0.attn_q.weight', [128, 256])), 'BAD_TENSOR_SHAPE', /blk\.0\.attn_q\.weight" has shape \[128, 256\]; expected \[128, 128\] \(head_count 4 x key_length_swa 32/);
+  expectLoadError(edit((w) => setTensor(w, 'per_layer_token_embd.weight', [128, 512])), 'BAD_TENSOR_SHAPE', /per_layer_token_embd\.weight.*expected \[256, 512\]/);
+  expectLoadError(edit((w) => { w.tensors = w.tensors.filter((t) => t.name !== 'blk.3.inp_gate.weight'); }), 'MISSING_TENSOR', /blk\.3\.inp_gate\.weight/);
+});
