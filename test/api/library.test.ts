@@ -56,6 +56,22 @@ test('a path, a file: URL, a Uint8Array, an ArrayBuffer and a Blob load the same
   }
 });
 
+test('device and threads options: the reference device and a 1-thread cpu device give llama.cpp\'s tokens', async () => {
+  const ref = llama('stories260K.gguf', 'Lily and Tom').default.generated_ids;
+  for (const o of [{ device: 'reference' }, { threads: 1, numerics: 'exact' as const }]) {
+    const model = await loadModel(STORIES, o);
+    assert.equal(model.runtime.device.name, o.device ?? 'cpu');
+    const ctx = await model.createContext({ ctx: 128, kvType: 'f32' });
+    const r = await ctx.generate('Lily and Tom', { temperature: 0, maxTokens: ref.length }).result;
+    assert.deepEqual(r.tokens, ref, JSON.stringify(o));
+    await model.close();
+  }
+  await assert.rejects(loadModel(STORIES, { threads: 0 }), (e: unknown) => e instanceof UsageError && e.option === 'threads');
+  const model = await loadModel(STORIES);
+  await assert.rejects(model.createContext({ kvType: 'q8' as never }), (e: unknown) => e instanceof UsageError && e.option === 'kvType');
+  await model.close();
+});
+
 test('http(s) URLs go through fetch, with progress; a 404 is FETCH_FAILED', async () => {
   const bytes = readFileSync(STORIES);
   const server = createServer((req, res) => {
