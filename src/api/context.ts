@@ -189,12 +189,12 @@ export class ModelContext {
     // a grammar from the options, or the one a caller's sampler already carries (the CLI's run builds its own
     // to report its stats): either way the loop drives it (budget, advance, stop)
     const constraint = structuredConstraint({ grammar: o.grammar, jsonSchema: o.jsonSchema, jsonObject: o.jsonObject }, this.host.tokenizer) ?? sampler.constraint;
+    // aborted before it started: nothing is evaluated (and the caller's sampler is left as it was)
+    if (o.signal?.aborted) { out.result = abortedResult(ids.length); return; }
     const before = sampler.constraint;
     if (constraint) sampler.constraint = constraint;
     const engine = new RuntimeEngine(this.runtime, sampler);
     const shift = o.contextShift === true ? { keep: this.host.tokenizer.addBos ? 1 : 0 } : o.contextShift || undefined;
-    // aborted before it started: nothing is evaluated
-    if (o.signal?.aborted) { out.result = abortedResult(ids.length); return; }
     let release!: () => void;
     this.busy = new Promise((r) => { release = r; });
     this.active = g;
