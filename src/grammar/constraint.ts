@@ -74,6 +74,7 @@ export function grammarConstraint(grammar: Grammar | string, vocab: VocabSource 
   function fillAllowed(): void {
     allowed.fill(0);
     const limit = c.remaining - 1;
+    const unlimited = limit === Infinity;
     const { nodeByte, nodeDepth, nodeEnd, tokStart, tokList } = idx;
     const nNodes = nodeByte.length;
     stateAt[0] = state;
@@ -86,7 +87,8 @@ export function grammarConstraint(grammar: Grammar | string, vocab: VocabSource 
       if (s === -2) { s = m.step(ps, b); trans = m.trans; dist = m.dist; }
       if (s < 0) { i = nodeEnd[i]!; continue; }
       stateAt[nodeDepth[i]!] = s;
-      if (dist[s]! <= limit) for (let k = tokStart[i]!; k < tokStart[i + 1]!; k++) allowed[tokList[k]!] = 1;
+      const k0 = tokStart[i]!, k1 = tokStart[i + 1]!;
+      if (k0 !== k1 && (unlimited || dist[s]! <= limit)) for (let k = k0; k < k1; k++) allowed[tokList[k]!] = 1;
       i++;
     }
     if (m.isComplete(state)) for (const t of idx.eog) allowed[t] = 1;
