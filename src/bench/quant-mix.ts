@@ -56,7 +56,8 @@ const MIX_DEFAULT: Record<string, number> = { q4_k_m: GgmlType.Q4_K, q5_k_m: Ggm
  */
 export function tensorType(mix: SyntheticType, name: string, dims: number[], nLayer: number, hasOutput: boolean, nGqa = 1): number {
   const ne0 = dims[0]!;
-  if (dims.length < 2 || !name.endsWith('.weight')) return GgmlType.F32;
+  // the MoE router stays F32 (llama.cpp's converter writes it so and llama_tensor_get_type never quantizes it)
+  if (dims.length < 2 || !name.endsWith('.weight') || name.endsWith('ffn_gate_inp.weight')) return GgmlType.F32;
   switch (mix) {
     case 'f32': return GgmlType.F32;
     case 'f16': return GgmlType.F16;

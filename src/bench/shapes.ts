@@ -6,7 +6,7 @@ export interface ModelShape {
   /** e.g. "qwen3-0.6b" */
   name: string;
   /** general.architecture */
-  arch: 'llama' | 'qwen3' | 'gemma3';
+  arch: 'llama' | 'qwen3' | 'gemma3' | 'qwen3moe';
   nEmbd: number;
   nLayer: number;
   nHead: number;
@@ -23,6 +23,8 @@ export interface ModelShape {
   ropeFreqs?: { factor: number; lowFreqFactor: number; highFreqFactor: number; originalCtx: number };
   /** gemma3: sliding window size (local layers) */
   slidingWindow?: number;
+  /** qwen3moe: experts per layer, experts used per token, an expert's FFN width (nFf is then unused) */
+  moe?: { nExpert: number; nExpertUsed: number; nFfExp: number };
 }
 
 export const SHAPES: Record<string, ModelShape> = {
@@ -47,6 +49,12 @@ export const SHAPES: Record<string, ModelShape> = {
     name: 'gemma3-270m', arch: 'gemma3', nEmbd: 640, nLayer: 18, nHead: 4, nHeadKv: 1, headDim: 256, nFf: 2048,
     nVocab: 262144, nCtxTrain: 32768, ropeBase: 1e6, eps: 1e-6, tied: true, slidingWindow: 512,
   },
+  // Qwen3-30B-A3B's layer (d 2048, 32/4 heads of 128, 128 experts of width 768, top 8; vocab 151936, untied)
+  // with 4 of its 48 layers: a layer's MoE work and weight traffic are the real ones, the file ~1/12 the size.
+  'qwen3-30b-a3b-4l': {
+    name: 'qwen3-30b-a3b-4l', arch: 'qwen3moe', nEmbd: 2048, nLayer: 4, nHead: 32, nHeadKv: 4, headDim: 128, nFf: 6144,
+    nVocab: 151936, nCtxTrain: 40960, ropeBase: 1e6, eps: 1e-6, tied: false, moe: { nExpert: 128, nExpertUsed: 8, nFfExp: 768 },
+  },
   // Tiny shapes for tests and smoke runs (dims a multiple of 256 so K-quants need no fallback).
   'tiny-llama': {
     name: 'tiny-llama', arch: 'llama', nEmbd: 256, nLayer: 2, nHead: 4, nHeadKv: 2, headDim: 64, nFf: 512,
@@ -55,6 +63,10 @@ export const SHAPES: Record<string, ModelShape> = {
   'tiny-qwen3': {
     name: 'tiny-qwen3', arch: 'qwen3', nEmbd: 256, nLayer: 2, nHead: 4, nHeadKv: 2, headDim: 128, nFf: 512,
     nVocab: 512, nCtxTrain: 512, ropeBase: 1e6, eps: 1e-6, tied: true,
+  },
+  'tiny-qwen3moe': {
+    name: 'tiny-qwen3moe', arch: 'qwen3moe', nEmbd: 256, nLayer: 2, nHead: 4, nHeadKv: 2, headDim: 128, nFf: 512,
+    nVocab: 512, nCtxTrain: 512, ropeBase: 1e6, eps: 1e-6, tied: false, moe: { nExpert: 6, nExpertUsed: 2, nFfExp: 256 },
   },
 };
 

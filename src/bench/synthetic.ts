@@ -33,7 +33,7 @@ export function syntheticTensors(shape: ModelShape, mix: SyntheticType): Synthet
   const out: Omit<SyntheticTensor, 'type'>[] = [];
   out.push({ name: 'token_embd.weight', dims: [E, V], init: 'matrix' });
   if (shape.ropeFreqs) out.push({ name: 'rope_freqs.weight', dims: [D / 2], init: 'rope_freqs' });
-  const qkNorm = shape.arch === 'qwen3' || shape.arch === 'gemma3';
+  const qkNorm = shape.arch === 'qwen3' || shape.arch === 'gemma3' || shape.arch === 'qwen3moe';
   const gemma = shape.arch === 'gemma3';
   for (let il = 0; il < shape.nLayer; il++) {
     const b = `blk.${il}.`;
@@ -48,6 +48,15 @@ export function syntheticTensors(shape: ModelShape, mix: SyntheticType): Synthet
     out.push({ name: b + 'attn_output.weight', dims: [q, E], init: 'matrix' });
     if (gemma) out.push({ name: b + 'post_attention_norm.weight', dims: [E], init: 'unit_norm' });
     out.push({ name: b + 'ffn_norm.weight', dims: [E], init: 'norm' });
+    if (shape.moe) {
+      // the router (kept F32, as llama.cpp's converter and quantizer leave it) and 3-D expert tensors
+      const { nExpert: X, nFfExp: Fx } = shape.moe;
+      out.push({ name: b + 'ffn_gate_inp.weight', dims: [E, X], init: 'matrix' });
+      out.push({ name: b + 'ffn_gate_exps.weight', dims: [E, Fx, X], init: 'matrix' });
+      out.push({ name: b + 'ffn_up_exps.weight', dims: [E, Fx, X], init: 'matrix' });
+      out.push({ name: b + 'ffn_down_exps.weight', dims: [Fx, E, X], init: 'matrix' });
+      continue;
+    }
     out.push({ name: b + 'ffn_gate.weight', dims: [E, F], init: 'matrix' });
     out.push({ name: b + 'ffn_up.weight', dims: [E, F], init: 'matrix' });
     out.push({ name: b + 'ffn_down.weight', dims: [F, E], init: 'matrix' });
@@ -83,6 +92,11 @@ export function syntheticMetadata(shape: ModelShape, mix: SyntheticType, seed: n
   ];
   if (a === 'llama') m.push([`${a}.rope.dimension_count`, { type: 'u32', value: shape.headDim }]);
   if (shape.slidingWindow) m.push([`${a}.attention.sliding_window`, { type: 'u32', value: shape.slidingWindow }]);
+  if (shape.moe) {
+    m.push([`${a}.expert_count`, { type: 'u32', value: shape.moe.nExpert }]);
+    m.push([`${a}.expert_used_count`, { type: 'u32', value: shape.moe.nExpertUsed }]);
+    m.push([`${a}.expert_feed_forward_length`, { type: 'u32', value: shape.moe.nFfExp }]);
+  }
   // Placeholder SentencePiece vocab: <unk> <s> </s>, the 256 byte tokens, then "t<i>". Benchmarks
   // feed token ids, so the vocab only has to load; its size is the real one (it sets the logits' width).
   const n = shape.nVocab;

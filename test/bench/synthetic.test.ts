@@ -14,7 +14,7 @@ import { loadModel } from '../../src/runtime/model.js';
 import { Context } from '../../src/runtime/context.js';
 import { argmax } from '../../src/runtime/sampler.js';
 import { SHAPES, parseSyntheticSpec, type ModelShape } from '../../src/bench/shapes.js';
-import { syntheticModel, syntheticTensors, writeSyntheticModel } from '../../src/bench/synthetic.js';
+import { syntheticModel, syntheticModelBytes, syntheticTensors, writeSyntheticModel } from '../../src/bench/synthetic.js';
 import { tensorType, useMoreBits } from '../../src/bench/quant-mix.js';
 import { fixture } from '../helpers/fixtures.js';
 
@@ -218,7 +218,7 @@ test('Q4_K_M fallbacks when a row is not a multiple of 256 (gemma3-270m: 640, sm
 });
 
 test('a tiny synthetic model runs through the runtime on the reference device', async () => {
-  for (const spec of ['tiny-llama:q4_k_m', 'tiny-qwen3:q8_0']) {
+  for (const spec of ['tiny-llama:q4_k_m', 'tiny-qwen3:q8_0', 'tiny-qwen3moe:q4_k_m']) {
     const { shape, type } = parseSyntheticSpec(spec);
     const { path } = syntheticModel(shape.name, type, { cacheDir: tmp });
     const f = openGguf(path);
@@ -239,4 +239,19 @@ test('a tiny synthetic model runs through the runtime on the reference device', 
     ctx.close();
     f.source.close?.();
   }
+});
+
+test("qwen3-30b-a3b-4l: Qwen3-30B-A3B's MoE layer at its real size (4 of 48 layers), F32 router, 3-D experts in the mix", () => {
+  const shape = SHAPES['qwen3-30b-a3b-4l']!;
+  const ts = syntheticTensors(shape, 'q4_k_m');
+  const by = new Map(ts.map((t) => [t.name, t]));
+  assert.deepEqual(by.get('blk.0.ffn_gate_exps.weight')?.dims, [2048, 768, 128]);
+  assert.deepEqual(by.get('blk.3.ffn_down_exps.weight')?.dims, [768, 2048, 128]);
+  assert.equal(ggmlTypeName(by.get('blk.0.ffn_gate_inp.weight')!.type), 'F32');
+  assert.equal(ggmlTypeName(by.get('blk.1.ffn_up_exps.weight')!.type), 'Q4_K');
+  assert.ok(!by.has('blk.0.ffn_down.weight'), 'no dense FFN in a MoE layer');
+  assert.equal(ts.filter((t) => t.name.startsWith('blk.')).length, 4 * 12);
+  // the experts dominate: ~0.6 G parameters per layer
+  const bytes = syntheticModelBytes(shape, 'q4_k_m');
+  assert.ok(bytes > 1.4e9 && bytes < 2.4e9, `${bytes} bytes`);
 });

@@ -45,7 +45,8 @@ Model:
                              MODEL, built once through the GGUF writer and cached on disk
                              (${syntheticCacheDir()}, or GGUF_EDGE_SYNTHETIC_DIR).
                              SHAPE: ${realShapes.join(', ')}
-                                    (tiny-llama, tiny-qwen3 for smoke tests)
+                                    (qwen3-30b-a3b-4l: Qwen3-30B-A3B's MoE layer, 4 of its 48 layers;
+                                    tiny-llama, tiny-qwen3, tiny-qwen3moe for smoke tests)
                              TYPE:  ${SYNTHETIC_TYPES.join(', ')} (f16/q8_0/q4_0: every matrix in that
                                     type; q4_k_m, q5_k_m, q3_k_m, q6_k, iq4_xs: llama.cpp's
                                     per-tensor mix of that file type and its fallbacks)
