@@ -24,6 +24,12 @@ import { ROW_TILE } from './tile';
   if (ASC_FEATURE_RELAXED_SIMD) return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(aq), v, i32x4.splat(0));
   return g4(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v), v128.load(ax)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(v), v128.load(ax, 16)));
 }
+// dot16x times the sub-block scale: relaxed SIMD as AVX2 does it (pair sums on i16, pmaddubsw, then
+// i32x4.dot_i16x8_s with the scale on i16 lanes, pmaddwd: no i32 multiply); SIMD128 an i32 multiply
+@inline function dot16s(v: v128, aq: usize, ax: usize, s16: v128, s32: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq), v), s16);
+  return i32x4.mul(dot16x(v, aq, ax), s32);
+}
 // ggml_vec_dot_q5_K_q8_K (AVX2; Q5_K is not repacked on x86): per super-block 8 int32 lanes (lane k = values
 // 4k..4k+3 of every 32, times their sub-block scale), each converted to f32 and fused-multiply-added by
 // d = y.d * x.d into its own accumulator; the mins as one scalar fmaf per super-block (summs += dmin * m,
@@ -41,6 +47,7 @@ import { ROW_TILE } from './tile';
     // sub-block scales as i32 pairs (lane 0: chunk's low sub-block, lane 1: high), rotated per chunk
     let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let s16 = i16x8.extend_low_i8x16_u(smv);
     let h0 = v128.load(w, 16), h1 = v128.load(w, 32);
     let A = i32x4.splat(0), B = A;
     let qs = w + 48, aq = a + 4, x = ax;
@@ -48,8 +55,10 @@ import { ROW_TILE } from './tile';
     while (qs < qe) {
       const q0 = v128.load(qs), q1 = v128.load(qs, 16);
       const sl = i32x4.shuffle(sc, sc, 0, 0, 0, 0), sh = i32x4.shuffle(sc, sc, 1, 1, 1, 1);
-      A = i32x4.add(A, i32x4.add(i32x4.mul(dot16x(q5k_lo(q0, h0), aq, x), sl), i32x4.mul(dot16x(q5k_hi(q0, h0), aq + 32, x + 64), sh)));
-      B = i32x4.add(B, i32x4.add(i32x4.mul(dot16x(q5k_lo(q1, h1), aq + 16, x + 32), sl), i32x4.mul(dot16x(q5k_hi(q1, h1), aq + 48, x + 96), sh)));
+      const l16 = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1), h16 = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+      A = i32x4.add(A, i32x4.add(dot16s(q5k_lo(q0, h0), aq, x, l16, sl), dot16s(q5k_hi(q0, h0), aq + 32, x + 64, h16, sh)));
+      B = i32x4.add(B, i32x4.add(dot16s(q5k_lo(q1, h1), aq + 16, x + 32, l16, sl), dot16s(q5k_hi(q1, h1), aq + 48, x + 96, h16, sh)));
+      s16 = i8x16.shuffle(s16, s16, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3);
       sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
       sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
       h0 = i16x8.shr_u(h0, 2); h1 = i16x8.shr_u(h1, 2);
@@ -79,6 +88,7 @@ import { ROW_TILE } from './tile';
     summs2 = fmaf(-ad2 * hm, <f32>k4_summins(smv, a + as), summs2);
     let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let s16 = i16x8.extend_low_i8x16_u(smv);
     let h0 = v128.load(w, 16), h1 = v128.load(w, 32);
     let A = i32x4.splat(0), B = A, A2 = A, B2 = A;
     let qs = w + 48, aq = a + 4, x = ax;
@@ -86,12 +96,14 @@ import { ROW_TILE } from './tile';
     while (qs < qe) {
       const q0 = v128.load(qs), q1 = v128.load(qs, 16);
       const sl = i32x4.shuffle(sc, sc, 0, 0, 0, 0), sh = i32x4.shuffle(sc, sc, 1, 1, 1, 1);
+      const l16 = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1), h16 = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
       const v0 = q5k_lo(q0, h0), v2 = q5k_hi(q0, h0);
-      A = i32x4.add(A, i32x4.add(i32x4.mul(dot16x(v0, aq, x), sl), i32x4.mul(dot16x(v2, aq + 32, x + 64), sh)));
-      A2 = i32x4.add(A2, i32x4.add(i32x4.mul(dot16x(v0, aq + as, x + axs), sl), i32x4.mul(dot16x(v2, aq + as + 32, x + axs + 64), sh)));
+      A = i32x4.add(A, i32x4.add(dot16s(v0, aq, x, l16, sl), dot16s(v2, aq + 32, x + 64, h16, sh)));
+      A2 = i32x4.add(A2, i32x4.add(dot16s(v0, aq + as, x + axs, l16, sl), dot16s(v2, aq + as + 32, x + axs + 64, h16, sh)));
       const v1 = q5k_lo(q1, h1), v3 = q5k_hi(q1, h1);
-      B = i32x4.add(B, i32x4.add(i32x4.mul(dot16x(v1, aq + 16, x + 32), sl), i32x4.mul(dot16x(v3, aq + 48, x + 96), sh)));
-      B2 = i32x4.add(B2, i32x4.add(i32x4.mul(dot16x(v1, aq + as + 16, x + axs + 32), sl), i32x4.mul(dot16x(v3, aq + as + 48, x + axs + 96), sh)));
+      B = i32x4.add(B, i32x4.add(dot16s(v1, aq + 16, x + 32, l16, sl), dot16s(v3, aq + 48, x + 96, h16, sh)));
+      B2 = i32x4.add(B2, i32x4.add(dot16s(v1, aq + as + 16, x + axs + 32, l16, sl), dot16s(v3, aq + as + 48, x + axs + 96, h16, sh)));
+      s16 = i8x16.shuffle(s16, s16, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3);
       sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
       sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
       h0 = i16x8.shr_u(h0, 2); h1 = i16x8.shr_u(h1, 2);
