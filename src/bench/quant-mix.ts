@@ -9,7 +9,8 @@
 //   q3_k_m Q5_K for the first 2 layers, Q4_K after; iq4_xs Q5_K when n_head/n_head_kv >= 4;
 // * ffn_down: q4_k_m/q5_k_m Q6_K where use_more_bits; q3_k_m Q5_K for i < n/16, Q4_K after;
 //   iq4_xs Q5_K for i < n/8;
-// * attn_output: q3_k_m Q4_K; fused attn_qkv: Q4_K (q3_k_m), Q5_K (q4_k_m), Q6_K (q5_k_m);
+// * attn_output: q3_k_m Q4_K; a fused attn_qkv (qwen35's Gated DeltaNet layers) takes the attn_v rule;
+// * never quantized: MoE routers (ffn_gate_inp) and Gated DeltaNet conv kernels (ssm_conv1d);
 // * then the fallback for rows that are not whole 256-blocks: Q4_K -> Q5_0, Q5_K -> Q5_1,
 //   Q6_K -> Q8_0, Q2_K/Q3_K -> Q4_0, IQ4_XS -> IQ4_NL, and F16 when even that block does not divide the row;
 // * 1-D tensors (norms, biases, rope_freqs) stay F32: llama.cpp quantizes only 2-D+ weights.
@@ -56,8 +57,9 @@ const MIX_DEFAULT: Record<string, number> = { q4_k_m: GgmlType.Q4_K, q5_k_m: Ggm
  */
 export function tensorType(mix: SyntheticType, name: string, dims: number[], nLayer: number, hasOutput: boolean, nGqa = 1): number {
   const ne0 = dims[0]!;
-  // the MoE router stays F32 (llama.cpp's converter writes it so and llama_tensor_get_type never quantizes it)
-  if (dims.length < 2 || !name.endsWith('.weight') || name.endsWith('ffn_gate_inp.weight')) return GgmlType.F32;
+  if (dims.length < 2 || !name.endsWith('.weight')) return GgmlType.F32;
+  // never quantized (llama-quant.cpp): MoE routers and the Gated DeltaNet conv kernels
+  if (name.includes('ffn_gate_inp') || name.includes('ssm_conv1d')) return GgmlType.F32;
   switch (mix) {
     case 'f32': return GgmlType.F32;
     case 'f16': return GgmlType.F16;
@@ -72,8 +74,9 @@ export function tensorType(mix: SyntheticType, name: string, dims: number[], nLa
     t = ne0 % 256 !== 0 ? GgmlType.Q8_0 : GgmlType.Q6_K;
   } else if (name === 'token_embd.weight') {
     // the default type
-  } else if (name.includes('attn_v.weight')) {
-    // llama.cpp's i_attention_wv counter equals the layer index (one attn_v per layer)
+  } else if (name.includes('attn_v.weight') || name.includes('attn_qkv.weight')) {
+    // llama.cpp's attn_v rule covers every attn_v-like tensor (category_is_attn_v: attn_v, the fused attn_qkv),
+    // so its own attn_qkv branch is never reached; its counter equals the layer index (one per layer)
     if (mix === 'q3_k_m') t = il < 2 ? GgmlType.Q5_K : GgmlType.Q4_K;
     else if (mix === 'iq4_xs') { if (nGqa >= 4) t = GgmlType.Q5_K; }
     else if ((mix === 'q4_k_m' || mix === 'q5_k_m') && useMoreBits(il, nLayer)) t = GgmlType.Q6_K;
@@ -83,10 +86,6 @@ export function tensorType(mix: SyntheticType, name: string, dims: number[], nLa
     else if (mix === 'iq4_xs' && il < Math.floor(nLayer / 8)) t = GgmlType.Q5_K; // no imatrix
   } else if (name.includes('attn_output.weight')) {
     if (mix === 'q3_k_m') t = GgmlType.Q4_K;
-  } else if (name.includes('attn_qkv.weight')) {
-    if (mix === 'q3_k_m') t = GgmlType.Q4_K;
-    else if (mix === 'q4_k_m') t = GgmlType.Q5_K;
-    else if (mix === 'q5_k_m') t = GgmlType.Q6_K;
   }
   return kQuantFallback(t, ne0);
 }

@@ -6,7 +6,9 @@ export interface ModelShape {
   /** e.g. "qwen3-0.6b" */
   name: string;
   /** general.architecture */
-  arch: 'llama' | 'qwen3' | 'gemma3' | 'qwen3moe';
+  arch: 'llama' | 'qwen3' | 'gemma3' | 'qwen35' | 'qwen3moe';
+  /** where the dims come from, which values were chosen where no source gives them, what is reduced */
+  description?: string;
   nEmbd: number;
   nLayer: number;
   nHead: number;
@@ -23,7 +25,13 @@ export interface ModelShape {
   ropeFreqs?: { factor: number; lowFreqFactor: number; highFreqFactor: number; originalCtx: number };
   /** gemma3: sliding window size (local layers) */
   slidingWindow?: number;
-  /** qwen3moe: experts per layer, experts used per token, an expert's FFN width (nFf is then unused) */
+  /** rope.dimension_count when RoPE covers only part of a head (qwen35: 64 of 256) */
+  ropeDims?: number;
+  /** qwen35: rope.dimension_sections (IMROPE; text positions make it NeoX over ropeDims) */
+  ropeSections?: [number, number, number, number];
+  /** qwen35: Gated DeltaNet layers, every fullAttentionInterval-th layer attention (attention/FFN dims above) */
+  deltaNet?: { convKernel: number; stateSize: number; nHeadK: number; nHeadV: number; fullAttentionInterval: number };
+  /** mixture-of-experts FFN in every layer (nFf is then only the file's feed_forward_length) */
   moe?: { nExpert: number; nExpertUsed: number; nFfExp: number };
 }
 
@@ -49,11 +57,25 @@ export const SHAPES: Record<string, ModelShape> = {
     name: 'gemma3-270m', arch: 'gemma3', nEmbd: 640, nLayer: 18, nHead: 4, nHeadKv: 1, headDim: 256, nFf: 2048,
     nVocab: 262144, nCtxTrain: 32768, ropeBase: 1e6, eps: 1e-6, tied: true, slidingWindow: 512,
   },
+  'qwen3.5-0.8b': {
+    name: 'qwen3.5-0.8b', arch: 'qwen35', nEmbd: 1024, nLayer: 24, nHead: 8, nHeadKv: 2, headDim: 256, nFf: 3584,
+    nVocab: 248320, nCtxTrain: 262144, ropeBase: 1e7, eps: 1e-6, tied: true, ropeDims: 64, ropeSections: [11, 11, 10, 0],
+    deltaNet: { convKernel: 4, stateSize: 128, nHeadK: 16, nHeadV: 16, fullAttentionInterval: 4 },
+    description: 'Qwen3.5-0.8B at its real dims (shared/research/arch-anchors.md section 2): 24 layers = 18 Gated DeltaNet '
+      + '(16 q/k and 16 v heads of 128, conv 4) + 6 gated attention (8/2 heads of 256, RoPE over 64 dims, sections '
+      + '[11,11,10,0], base 1e7), FFN 3584, vocab 248320, tied. context_length 262144 is not in those notes: it is '
+      + 'the HF config\'s max_position_embeddings and only sizes nothing here (the bench context is -p/-n)',
+  },
   // Qwen3-30B-A3B's layer (d 2048, 32/4 heads of 128, 128 experts of width 768, top 8; vocab 151936, untied)
   // with 4 of its 48 layers: a layer's MoE work and weight traffic are the real ones, the file ~1/12 the size.
   'qwen3-30b-a3b-4l': {
     name: 'qwen3-30b-a3b-4l', arch: 'qwen3moe', nEmbd: 2048, nLayer: 4, nHead: 32, nHeadKv: 4, headDim: 128, nFf: 6144,
     nVocab: 151936, nCtxTrain: 40960, ropeBase: 1e6, eps: 1e-6, tied: false, moe: { nExpert: 128, nExpertUsed: 8, nFfExp: 768 },
+    description: 'Qwen3-30B-A3B REDUCED to 4 of its 48 layers: the real file is ~17 GB at Q4_K_M, beyond wasm32\'s '
+      + '4 GiB; each layer is the real one (dim 2048, 32/4 heads of 128, 128 experts, top-8, expert FFN 768; '
+      + 'arch-anchors.md section 3), vocab 151936, untied, so a token costs 4/48 of the real trunk plus the full '
+      + 'output head. feed_forward_length 6144, context 40960, RoPE base 1e6 and eps 1e-6 are the HF config\'s '
+      + '(not in those notes; qwen3moe never reads feed_forward_length when the expert width is given)',
   },
   // Tiny shapes for tests and smoke runs (dims a multiple of 256 so K-quants need no fallback).
   'tiny-llama': {

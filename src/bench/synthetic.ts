@@ -23,7 +23,7 @@ const W_STD = 0.03;
 
 export interface SyntheticTensor extends GgufTensorHeader {
   /** how to fill it */
-  init: 'matrix' | 'norm' | 'output_norm' | 'unit_norm' | 'rope_freqs';
+  init: 'matrix' | 'norm' | 'output_norm' | 'unit_norm' | 'rope_freqs' | 'conv' | 'ssm_a' | 'ssm_dt';
 }
 
 /** The tensor list of a shape in llama.cpp's converter order, with each tensor's type under `mix`. */
@@ -33,21 +33,45 @@ export function syntheticTensors(shape: ModelShape, mix: SyntheticType): Synthet
   const out: Omit<SyntheticTensor, 'type'>[] = [];
   out.push({ name: 'token_embd.weight', dims: [E, V], init: 'matrix' });
   if (shape.ropeFreqs) out.push({ name: 'rope_freqs.weight', dims: [D / 2], init: 'rope_freqs' });
-  const qkNorm = shape.arch === 'qwen3' || shape.arch === 'gemma3' || shape.arch === 'qwen3moe';
+  const qkNorm = shape.arch === 'qwen3' || shape.arch === 'gemma3' || shape.arch === 'qwen3moe' || shape.arch === 'qwen35';
   const gemma = shape.arch === 'gemma3';
+  const dn = shape.deltaNet;
   for (let il = 0; il < shape.nLayer; il++) {
     const b = `blk.${il}.`;
     out.push({ name: b + 'attn_norm.weight', dims: [E], init: 'norm' });
-    out.push({ name: b + 'attn_q.weight', dims: [E, q], init: 'matrix' });
-    out.push({ name: b + 'attn_k.weight', dims: [E, kv], init: 'matrix' });
-    out.push({ name: b + 'attn_v.weight', dims: [E, kv], init: 'matrix' });
-    if (qkNorm) {
+    if (dn && (il + 1) % dn.fullAttentionInterval !== 0) {
+      // Gated DeltaNet mixer (qwen35): qkv = [q heads | k heads | v heads], z gate, conv, decay, beta
+      const S = dn.stateSize, convCh = (2 * dn.nHeadK + dn.nHeadV) * S, inner = dn.nHeadV * S;
+      out.push({ name: b + 'attn_qkv.weight', dims: [E, convCh], init: 'matrix' });
+      out.push({ name: b + 'attn_gate.weight', dims: [E, inner], init: 'matrix' });
+      out.push({ name: b + 'ssm_conv1d.weight', dims: [dn.convKernel, convCh], init: 'conv' });
+      out.push({ name: b + 'ssm_dt.bias', dims: [dn.nHeadV], init: 'ssm_dt' });
+      out.push({ name: b + 'ssm_a', dims: [dn.nHeadV], init: 'ssm_a' });
+      out.push({ name: b + 'ssm_beta.weight', dims: [E, dn.nHeadV], init: 'matrix' });
+      out.push({ name: b + 'ssm_alpha.weight', dims: [E, dn.nHeadV], init: 'matrix' });
+      out.push({ name: b + 'ssm_norm.weight', dims: [S], init: 'unit_norm' });
+      out.push({ name: b + 'ssm_out.weight', dims: [inner, E], init: 'matrix' });
+    } else if (dn) {
+      // gated attention (qwen35): attn_q gives [q | gate] per head
+      out.push({ name: b + 'attn_q.weight', dims: [E, 2 * q], init: 'matrix' });
+      out.push({ name: b + 'attn_k.weight', dims: [E, kv], init: 'matrix' });
+      out.push({ name: b + 'attn_v.weight', dims: [E, kv], init: 'matrix' });
+      out.push({ name: b + 'attn_output.weight', dims: [q, E], init: 'matrix' });
       out.push({ name: b + 'attn_q_norm.weight', dims: [D], init: 'unit_norm' });
       out.push({ name: b + 'attn_k_norm.weight', dims: [D], init: 'unit_norm' });
+    } else {
+      out.push({ name: b + 'attn_q.weight', dims: [E, q], init: 'matrix' });
+      out.push({ name: b + 'attn_k.weight', dims: [E, kv], init: 'matrix' });
+      out.push({ name: b + 'attn_v.weight', dims: [E, kv], init: 'matrix' });
+      if (qkNorm) {
+        out.push({ name: b + 'attn_q_norm.weight', dims: [D], init: 'unit_norm' });
+        out.push({ name: b + 'attn_k_norm.weight', dims: [D], init: 'unit_norm' });
+      }
+      out.push({ name: b + 'attn_output.weight', dims: [q, E], init: 'matrix' });
     }
-    out.push({ name: b + 'attn_output.weight', dims: [q, E], init: 'matrix' });
     if (gemma) out.push({ name: b + 'post_attention_norm.weight', dims: [E], init: 'unit_norm' });
-    out.push({ name: b + 'ffn_norm.weight', dims: [E], init: 'norm' });
+    // qwen35 names its pre-FFN norm post_attention_norm
+    out.push({ name: b + (dn ? 'post_attention_norm.weight' : 'ffn_norm.weight'), dims: [E], init: 'norm' });
     if (shape.moe) {
       // the router (kept F32, as llama.cpp's converter and quantizer leave it) and 3-D expert tensors
       const { nExpert: X, nFfExp: Fx } = shape.moe;
@@ -55,11 +79,11 @@ export function syntheticTensors(shape: ModelShape, mix: SyntheticType): Synthet
       out.push({ name: b + 'ffn_gate_exps.weight', dims: [E, Fx, X], init: 'matrix' });
       out.push({ name: b + 'ffn_up_exps.weight', dims: [E, Fx, X], init: 'matrix' });
       out.push({ name: b + 'ffn_down_exps.weight', dims: [Fx, E, X], init: 'matrix' });
-      continue;
+    } else {
+      out.push({ name: b + 'ffn_gate.weight', dims: [E, F], init: 'matrix' });
+      out.push({ name: b + 'ffn_up.weight', dims: [E, F], init: 'matrix' });
+      out.push({ name: b + 'ffn_down.weight', dims: [F, E], init: 'matrix' });
     }
-    out.push({ name: b + 'ffn_gate.weight', dims: [E, F], init: 'matrix' });
-    out.push({ name: b + 'ffn_up.weight', dims: [E, F], init: 'matrix' });
-    out.push({ name: b + 'ffn_down.weight', dims: [F, E], init: 'matrix' });
     if (gemma) out.push({ name: b + 'post_ffw_norm.weight', dims: [E], init: 'unit_norm' });
   }
   out.push({ name: 'output_norm.weight', dims: [E], init: 'output_norm' });
@@ -91,12 +115,23 @@ export function syntheticMetadata(shape: ModelShape, mix: SyntheticType, seed: n
     [`${a}.rope.freq_base`, { type: 'f32', value: shape.ropeBase }],
   ];
   if (a === 'llama') m.push([`${a}.rope.dimension_count`, { type: 'u32', value: shape.headDim }]);
-  if (shape.slidingWindow) m.push([`${a}.attention.sliding_window`, { type: 'u32', value: shape.slidingWindow }]);
+  if (shape.ropeDims !== undefined) m.push([`${a}.rope.dimension_count`, { type: 'u32', value: shape.ropeDims }]);
+  if (shape.ropeSections) m.push([`${a}.rope.dimension_sections`, { type: 'array', itemType: 'i32', value: Int32Array.from(shape.ropeSections) }]);
+  const dn = shape.deltaNet;
+  if (dn) {
+    m.push([`${a}.ssm.conv_kernel`, { type: 'u32', value: dn.convKernel }]);
+    m.push([`${a}.ssm.state_size`, { type: 'u32', value: dn.stateSize }]);
+    m.push([`${a}.ssm.group_count`, { type: 'u32', value: dn.nHeadK }]);
+    m.push([`${a}.ssm.time_step_rank`, { type: 'u32', value: dn.nHeadV }]);
+    m.push([`${a}.ssm.inner_size`, { type: 'u32', value: dn.nHeadV * dn.stateSize }]);
+    m.push([`${a}.full_attention_interval`, { type: 'u32', value: dn.fullAttentionInterval }]);
+  }
   if (shape.moe) {
     m.push([`${a}.expert_count`, { type: 'u32', value: shape.moe.nExpert }]);
     m.push([`${a}.expert_used_count`, { type: 'u32', value: shape.moe.nExpertUsed }]);
     m.push([`${a}.expert_feed_forward_length`, { type: 'u32', value: shape.moe.nFfExp }]);
   }
+  if (shape.slidingWindow) m.push([`${a}.attention.sliding_window`, { type: 'u32', value: shape.slidingWindow }]);
   // Placeholder SentencePiece vocab: <unk> <s> </s>, the 256 byte tokens, then "t<i>". Benchmarks
   // feed token ids, so the vocab only has to load; its size is the real one (it sets the logits' width).
   const n = shape.nVocab;
@@ -298,7 +333,7 @@ function f16Value(h: number): number {
 }
 
 function fillVector(t: SyntheticTensor, shape: ModelShape, r: Rng): Float32Array {
-  const n = t.dims[0]!;
+  const n = t.dims.reduce((a, b) => a * b, 1);
   const v = new Float32Array(n);
   const base = 1 / (W_STD * Math.sqrt(shape.nEmbd));
   for (let i = 0; i < n; i++) {
@@ -308,6 +343,12 @@ function fillVector(t: SyntheticTensor, shape: ModelShape, r: Rng): Float32Array
       // random signs break the self-logit of tied embeddings; logits std ~2
       case 'output_norm': v[i] = 2 * base * (1 + 0.1 * r.normal()) * (r.u32() & 1 ? 1 : -1); break;
       case 'unit_norm': v[i] = 1 + 0.1 * r.normal(); break;
+      // the short conv over 4 unit-scale inputs keeps them at about unit scale
+      case 'conv': v[i] = 0.5 * r.normal(); break;
+      // stored as -exp(A_log), A in [1, 16] as the HF init draws it
+      case 'ssm_a': v[i] = -(1 + 15 * r.uniform()); break;
+      // softplus(dt_bias) in about [0.001, 0.1], as the HF init
+      case 'ssm_dt': { const dt = Math.exp(Math.log(0.001) + r.uniform() * Math.log(100)); v[i] = Math.log(Math.expm1(dt)); break; }
       case 'rope_freqs': {
         const f = shape.ropeFreqs!;
         const freq = Math.pow(shape.ropeBase, (-2 * i) / shape.headDim);

@@ -146,6 +146,7 @@ export const command: Command = {
       if (m.built && process.stderr.isTTY) process.stderr.write(`built ${m.path}\n`);
       path = m.path;
       label = `${shape.name}:${type}`;
+      if (shape.description) process.stderr.write(`${label}: ${shape.description}\n`);
     }
     if (!path) throw Object.assign(new Error('missing MODEL argument or --synthetic SHAPE:TYPE (see --help)'), { code: 'USAGE' });
 
