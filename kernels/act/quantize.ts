@@ -128,9 +128,8 @@ export function q8_0_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
 // Q8_K activation side table: the 256 quants of each block widened to i16 (512 B per block), so the
 // K-quant kernels load activations as plain vectors
 export function q8_K_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: usize, nb: i32): void {
-  // per activation row: the quants widened to i16 (512 B per block), then per block the sums of every 4
-  // consecutive quants times -4 as i32 (256 B per block, at nb * 512): Q3_K's -4 offset per AVX2 lane
-  const m1 = i16x8.splat(1);
+  // per activation row: the quants widened to i16 (512 B per block), then per block the sums of every 2
+  // consecutive quants times -4 as i16 (256 B per block, at nb * 512): Q3_K's -4 offset per AVX2 i16 pair
   for (let r = r0; r < r1; r++) {
     let ap = a + <usize>r * as + 4, xp = ax + <usize>r * axs, op = xp + (<usize>nb << 9);
     for (let b = 0; b < nb; b++) {
@@ -139,8 +138,7 @@ export function q8_K_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
         const lo = i16x8.extend_low_i8x16_s(v), hi = i16x8.extend_high_i8x16_s(v);
         v128.store(xp + (j << 1), lo);
         v128.store(xp + (j << 1), hi, 16);
-        const p0 = i32x4.dot_i16x8_s(lo, m1), p1 = i32x4.dot_i16x8_s(hi, m1);
-        v128.store(op + j, i32x4.shl(i32x4.sub(i32x4.splat(0), i32x4.add(i32x4.shuffle(p0, p1, 0, 2, 4, 6), i32x4.shuffle(p0, p1, 1, 3, 5, 7))), 2));
+        v128.store(op + j, i16x8.mul(i16x8.extadd_pairwise_i8x16_s(v), i16x8.splat(-4)));
       }
       ap += 292; xp += 512; op += 256;
     }

@@ -16,12 +16,14 @@ import { ROW_TILE } from './tile';
   v = i32x4.replace_lane(v, 2, ((a0 >> 4) & 0x0f0f0f0f) | (((tmp >> 4) & 0x03030303) << 4));
   return i32x4.replace_lane(v, 3, ((a1 >> 4) & 0x0f0f0f0f) | (((tmp >> 6) & 0x03030303) << 4));
 }
-// 16 values (u8, < 8) . their activations + off -> sums of 4 consecutive products (AVX2's lane layout): one
-// relaxed dot with the int8 quants at aq (the values are the 7-bit operand, off its accumulator), or the
-// widened quants at ax (SIMD128); the same integers
-@inline function dot16x(v: v128, aq: usize, ax: usize, off: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(aq), v, off);
-  return i32x4.add(g4(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v), v128.load(ax)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(v), v128.load(ax, 16))), off);
+// 16 values (u8, < 8) . their activations, plus the -4 offset (off: -4 x pair sums of the activations, i16),
+// times the sub-block scale -> 4 lanes of 4 consecutive values (AVX2's layout). Relaxed SIMD as AVX2 does it:
+// i16 pair sums (the values are the 7-bit operand), the offset added on i16, i32x4.dot_i16x8_s by the scale on
+// i16 lanes (s16); SIMD128: widened products (g4) and an i32 multiply by s32. The same integers.
+@inline function dot16s(v: v128, aq: usize, ax: usize, off: v128, s16: v128, s32: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.dot_i16x8_s(i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq), v), off), s16);
+  const p = g4(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v), v128.load(ax)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(v), v128.load(ax, 16)));
+  return i32x4.mul(i32x4.add(p, i32x4.dot_i16x8_s(off, i16x8.splat(1))), s32);
 }
 // 16 values of step m: q the chunk's quant bytes shifted right by 2s, g hmask shifted right by m (on u16
 // lanes: the bits a byte needs never cross into or out of it at these shift counts)
@@ -31,7 +33,7 @@ import { ROW_TILE } from './tile';
 // ggml_vec_dot_q3_K_q8_K (AVX2; not repacked on x86): per super-block 8 int32 lanes, lane k = values 4k..4k+3
 // of every 32-value step, (x - 4) * a times the step's scale (values 0..15: scale 2m, 16..31: 2m + 1), each
 // converted to f32 and fused-multiply-added by d = y.d * x.d into its own accumulator; hsum_float_8.
-// The -4 comes from the side table (q8_K_aux: -4 * each 4 activations' sum, at ax + nb * 512).
+// The -4 comes from the side table (q8_K_aux: -4 * each 2 activations' sum as i16, at ax + nb * 512).
 // A: lanes 0..3, B: lanes 4..7; s16 the 16 scales - 32 on i16 lanes.
 @inline function dot_q3_K(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let c0 = f64x2.splat(0), c1 = c0, c2 = c0, c3 = c0;
@@ -48,10 +50,10 @@ import { ROW_TILE } from './tile';
     for (let c: usize = 0; c < 2; c++) {
       let q0 = v128.load(w + 32 + (c << 5)), q1 = v128.load(w + 48 + (c << 5));
       for (let s = 0; s < 4; s++) {
-        const sl = i32x4.extend_low_i16x8_s(i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1));
-        const sh = i32x4.extend_low_i16x8_s(i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3));
-        A = i32x4.add(A, i32x4.mul(dot16x(q3k_vals(q0, g0), aq, x, v128.load(op)), sl));
-        B = i32x4.add(B, i32x4.mul(dot16x(q3k_vals(q1, g1), aq + 16, x + 32, v128.load(op, 16)), sh));
+        const l16 = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1), h16 = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+        const sl = i32x4.extend_low_i16x8_s(l16), sh = i32x4.extend_low_i16x8_s(h16);
+        A = i32x4.add(A, dot16s(q3k_vals(q0, g0), aq, x, v128.load(op), l16, sl));
+        B = i32x4.add(B, dot16s(q3k_vals(q1, g1), aq + 16, x + 32, v128.load(op, 16), h16, sh));
         q0 = i16x8.shr_u(q0, 2); q1 = i16x8.shr_u(q1, 2); g0 = i16x8.shr_u(g0, 1); g1 = i16x8.shr_u(g1, 1);
         s16 = i8x16.shuffle(s16, s16h, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19);
         aq += 32; x += 64; op += 32;
@@ -85,13 +87,13 @@ import { ROW_TILE } from './tile';
     for (let c: usize = 0; c < 2; c++) {
       let q0 = v128.load(w + 32 + (c << 5)), q1 = v128.load(w + 48 + (c << 5));
       for (let s = 0; s < 4; s++) {
-        const sl = i32x4.extend_low_i16x8_s(i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1));
-        const sh = i32x4.extend_low_i16x8_s(i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3));
+        const l16 = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1), h16 = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+        const sl = i32x4.extend_low_i16x8_s(l16), sh = i32x4.extend_low_i16x8_s(h16);
         const v0 = q3k_vals(q0, g0), v1 = q3k_vals(q1, g1);
-        A = i32x4.add(A, i32x4.mul(dot16x(v0, aq, x, v128.load(op)), sl));
-        B = i32x4.add(B, i32x4.mul(dot16x(v1, aq + 16, x + 32, v128.load(op, 16)), sh));
-        A2 = i32x4.add(A2, i32x4.mul(dot16x(v0, aq + as, x + axs, v128.load(op + axs)), sl));
-        B2 = i32x4.add(B2, i32x4.mul(dot16x(v1, aq + as + 16, x + axs + 32, v128.load(op + axs, 16)), sh));
+        A = i32x4.add(A, dot16s(v0, aq, x, v128.load(op), l16, sl));
+        B = i32x4.add(B, dot16s(v1, aq + 16, x + 32, v128.load(op, 16), h16, sh));
+        A2 = i32x4.add(A2, dot16s(v0, aq + as, x + axs, v128.load(op + axs), l16, sl));
+        B2 = i32x4.add(B2, dot16s(v1, aq + as + 16, x + axs + 32, v128.load(op + axs, 16), h16, sh));
         q0 = i16x8.shr_u(q0, 2); q1 = i16x8.shr_u(q1, 2); g0 = i16x8.shr_u(g0, 1); g1 = i16x8.shr_u(g1, 1);
         s16 = i8x16.shuffle(s16, s16h, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19);
         aq += 32; x += 64; op += 32;
