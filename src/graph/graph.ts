@@ -30,6 +30,7 @@ export type Op =
   | 'softplus' // log(1 + exp(x)), x past 20 passed through
   | 'l2_norm' // per chunk of params.rowLen values: x / max(sqrt(sum(x^2)), eps)
   | 'ssm_conv' // src0: conv state (state), src1: f32 [channels, nTok], src2: f32 weight [kernel, channels]; causal depthwise conv, updates the state
+  | 'scale_rows' // src0 f32 [n, rows], src1 f32 [1, rows] -> each row times its own scalar (a gate per token)
   | 'gated_delta_net' // src0: S x S state per v-head (state), src1: q, src2: k [S*nHeadK, nTok], src3: v [S*nHeadV, nTok], src4: g, src5: beta [nHeadV, nTok]; updates the state
   // Mixture of experts (llama.cpp's build_moe_ffn, see the contract above GraphBuilder.mulMatId):
   | 'soft_max' // softmax over each row of ne0 values (ggml_soft_max: no mask, scale 1)
@@ -208,6 +209,11 @@ export class GraphBuilder {
     need(kernel >= 2 && w.shape[1] === channels && rows(w) === channels, 'ssm_conv', () => `weight ${w.name} [${w.shape.join(', ')}] for ${channels} channels`);
     need(state.role === 'state' && state.dtype === 'f32' && nElements(state) === (kernel - 1) * channels, 'ssm_conv', () => `state ${state.name} of ${nElements(state)} values for ${channels} channels x ${kernel - 1}`);
     return this.add('ssm_conv', 'intermediate', 'f32', [...x.shape], [state, x, w], { kernel }, name);
+  }
+  /** each row of a times the matching value of s ([1, rows]): ggml_mul broadcasting a per-token scalar (qwen35moe's shared-expert gate) */
+  scaleRows(a: TensorDesc, s: TensorDesc, name?: string): TensorDesc {
+    need(s.shape[0] === 1 && rows(s) === rows(a), 'scale_rows', () => `scalars [${s.shape.join(', ')}] for rows of [${a.shape.join(', ')}]`);
+    return this.add('scale_rows', 'intermediate', 'f32', [...a.shape], [a, s], {}, name);
   }
   /** state: [S * S * nHeadV] f32 */
   gatedDeltaNet(state: TensorDesc, q: TensorDesc, k: TensorDesc, v: TensorDesc, g: TensorDesc, beta: TensorDesc, p: { headDim: number; nHeadK: number; nHeadV: number }, name?: string): TensorDesc {

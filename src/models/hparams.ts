@@ -64,6 +64,8 @@ export interface HParams {
   nExpert: number;
   nExpertUsed: number;
   nFfExp: number;
+  /** qwen35moe: the shared expert's FFN width (0 = none), gated per token by sigmoid(ffn_gate_inp_shexp·x) */
+  nFfShexp: number;
   /** the routing weights are multiplied by this unless it is 0 or 1 (expert_weights_scale) */
   expertWeightsScale: number;
   /** gemma4: the FFN width of each layer (every other architecture: nFf for every layer) */
@@ -80,7 +82,7 @@ export interface HParams {
 /** Layer kinds from the file: lfm2's head_count_kv of 0, qwen35's recurrent_layers or full_attention_interval. */
 function readLayerKinds(f: GgufFile, arch: string, nLayer: number, kvPerLayer: number[] | undefined): LayerKind[] {
   if (arch === 'lfm2') return Array.from({ length: nLayer }, (_, il) => (kvPerLayer && kvPerLayer[il] === 0 ? 'shortconv' : 'attention'));
-  if (arch === 'qwen35') {
+  if (arch === 'qwen35' || arch === 'qwen35moe') {
     const rec = f.metadata.get(`${arch}.attention.recurrent_layers`);
     if (rec !== undefined) {
       const a = readPerLayerInts(f, `${arch}.attention.recurrent_layers`, nLayer, 0, 1)!;
@@ -147,7 +149,7 @@ export function readHParams(f: GgufFile): HParams {
   const gemma = arch === 'gemma2' || arch === 'gemma3';
   const gemma4 = arch === 'gemma4';
   // qwen35's IMROPE with text positions (p, p, p, 0) rotates like NEOX (fixtures README, Gated attention layer)
-  const ropeNeox = ['qwen2', 'qwen3', 'gemma2', 'gemma3', 'gemma4', 'phi3', 'qwen2moe', 'qwen3moe', 'gemma', 'phi2', 'stablelm', 'gptneox', 'lfm2', 'qwen35'].includes(arch);
+  const ropeNeox = ['qwen2', 'qwen3', 'gemma2', 'gemma3', 'gemma4', 'phi3', 'qwen2moe', 'qwen3moe', 'gemma', 'phi2', 'stablelm', 'gptneox', 'lfm2', 'qwen35', 'qwen35moe'].includes(arch);
   let deltaNet: DeltaNetHParams | undefined;
   if (layerKinds.includes('gdn')) {
     deltaNet = {
@@ -179,6 +181,7 @@ export function readHParams(f: GgufFile): HParams {
   const ropeFreqBase = real('rope.freq_base', 0, false) ?? 10000;
   // the architectures whose graph has a mixture-of-experts FFN (others never read these keys)
   const moe = MOE_ARCHS.includes(arch);
+  const qwen35Family = arch === 'qwen35' || arch === 'qwen35moe';
   const nExpert = moe ? required('expert_count', int('expert_count', 1, MAX_EXPERTS)) : 0;
   const nExpertUsed = moe ? required('expert_used_count', int('expert_used_count', 1, MAX_EXPERTS)) : 0;
   // gemma4's FFN width differs per layer (wider on the KV-shared layers); elsewhere layers are uniform
@@ -209,14 +212,15 @@ export function readHParams(f: GgufFile): HParams {
     layerKinds,
     shortConvKernel: layerKinds.includes('shortconv') ? required('shortconv.l_cache', int('shortconv.l_cache', 2, 64)) : 0,
     deltaNet,
-    attnGate: arch === 'qwen35',
-    ffnNormTensor: arch === 'qwen35' ? 'post_attention_norm' : 'ffn_norm',
+    attnGate: qwen35Family,
+    ffnNormTensor: qwen35Family ? 'post_attention_norm' : 'ffn_norm',
     outputNormTensor: arch === 'lfm2' ? 'token_embd_norm' : 'output_norm',
     nExpert,
     nExpertUsed,
     // llama.cpp (qwen3moe): n_ff / n_expert_used when the file has no expert width
     nFfExp: moe ? int('expert_feed_forward_length', 0, MAX_DIM) ?? Math.floor(nFf / nExpertUsed) : 0,
     expertWeightsScale: moe ? real('expert_weights_scale', 0, true) ?? 0 : 0,
+    nFfShexp: moe ? int('expert_shared_feed_forward_length', 0, MAX_DIM) ?? 0 : 0,
     nFfLayers: nFfLayers ?? Array.from({ length: nLayer }, () => nFf),
     headDimSwa: int('attention.key_length_swa', 1, MAX_DIM) ?? headDimK,
     ropeDimsSwa: 0,

@@ -9,10 +9,11 @@ import { gemma3 } from './gemma3.js';
 import { smollm3 } from './smollm3.js';
 import { lfm2 } from './lfm2.js';
 import { qwen35 } from './qwen35.js';
+import { qwen35moe } from './qwen35moe.js';
 import { qwen3moe } from './qwen3moe.js';
 import { gemma4 } from './gemma4.js';
 
-const specs: ArchSpec[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3, smollm3, lfm2, qwen35, qwen3moe, gemma4];
+const specs: ArchSpec[] = [llama, qwen2, qwen3, phi3, gemma2, gemma3, smollm3, lfm2, qwen35, qwen3moe, gemma4, qwen35moe];
 
 export function archSpec(arch: string): ArchSpec | undefined {
   return specs.find((s) => s.names.includes(arch));

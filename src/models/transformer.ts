@@ -176,7 +176,13 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
       const up = b.mulMatId(w(`${p}.ffn_up_exps.weight`), f, ids, `${p}.ffn_moe_up`);
       const gate = b.mulMatId(w(`${p}.ffn_gate_exps.weight`), f, ids, `${p}.ffn_moe_gate`);
       const down = b.mulMatId(w(`${p}.ffn_down_exps.weight`), b.swiglu(gate, up), ids, `${p}.ffn_moe_down`);
-      x = b.addT(x, b.moeSum(down, weights), `l_out_${il}`);
+      let moeOut = b.moeSum(down, weights);
+      if (hp.nFfShexp > 0) {
+        // qwen35moe's shared expert: SwiGLU, times sigmoid of its own gate, added after the routed sum
+        const sh = linear(b.swiglu(linear(f, `${p}.ffn_gate_shexp`), linear(f, `${p}.ffn_up_shexp`)), `${p}.ffn_down_shexp`);
+        moeOut = b.addT(moeOut, b.scaleRows(sh, b.sigmoid(b.mulMat(w(`${p}.ffn_gate_inp_shexp.weight`), f))));
+      }
+      x = b.addT(x, moeOut, `l_out_${il}`);
       continue;
     }
     if (!has(`${p}.ffn_gate.weight`)) {

@@ -259,6 +259,14 @@ export function expectedTensors(f: GgufFile, hp: HParams): { required: Map<strin
       required.set(`${p}.ffn_gate_exps.weight`, { dims: [E, Fx, X], vector: false, why: xWhy });
       required.set(`${p}.ffn_up_exps.weight`, { dims: [E, Fx, X], vector: false, why: xWhy });
       required.set(`${p}.ffn_down_exps.weight`, { dims: [Fx, E, X], vector: false, why: xWhy });
+      if (hp.nFfShexp > 0) {
+        // qwen35moe's shared expert and its per-token gate (a 1-row f32 matrix)
+        const Fs = hp.nFfShexp, sWhy = `embedding_length ${E} -> expert_shared_feed_forward_length ${Fs}`;
+        linear(required, `${p}.ffn_gate_shexp`, E, Fs, sWhy);
+        linear(required, `${p}.ffn_up_shexp`, E, Fs, sWhy);
+        linear(required, `${p}.ffn_down_shexp`, Fs, E, `expert_shared_feed_forward_length ${Fs} -> embedding_length ${E}`);
+        required.set(`${p}.ffn_gate_inp_shexp.weight`, vec(E, `embedding_length ${E}`));
+      }
     } else if (f.tensorsByName.has(`${p}.ffn_gate.weight`)) {
       linear(required, `${p}.ffn_gate`, E, nFf, ffWhy);
       linear(required, `${p}.ffn_up`, E, nFf, ffWhy);

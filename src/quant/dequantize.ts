@@ -172,8 +172,10 @@ function deqQ3_K(src: Uint8Array, so: number, dst: Float32Array, d0: number, n: 
 function deqQ4_K(src: Uint8Array, so: number, dst: Float32Array, d0: number, n: number): void {
   const nb = checkBlocks('Q4_K', n, QK_K);
   for (let i = 0, o = so, y = d0; i < nb; i++, o += Q4_K_BYTES) {
-    const d = readF16(src, o + Q4K_D);
-    const dmin = readF16(src, o + Q4K_DMIN);
+    // (the f16 table read inline: through readF16 the scales came back boxed here, a few heap numbers per
+    // decoded token when the cpu device looks up Q4_K token embeddings)
+    const d = F16_TO_F32[src[o + Q4K_D]! | (src[o + Q4K_D + 1]! << 8)]!;
+    const dmin = F16_TO_F32[src[o + Q4K_DMIN]! | (src[o + Q4K_DMIN + 1]! << 8)]!;
     // 4 chunks of 64 values: 32 bytes each, low nibbles first then high nibbles,
     // with one (scale, min) pair per 32 values.
     for (let c = 0; c < 4; c++) {

@@ -221,6 +221,12 @@ test('recurrent architectures: lfm2 short-conv and qwen35 Gated DeltaNet keys an
   expectLoadError(edit(qwen35, (w) => setTensor(w, 'blk.3.attn_q.weight', [128, 256])), 'BAD_TENSOR_SHAPE', /attn_q\.weight" has shape \[128, 256\]; expected \[128, 512\] \(.*query and gate/);
   expectLoadError(edit(qwen35, (w) => { w.tensors = w.tensors.filter((t) => t.name !== 'blk.1.ssm_a'); }), 'MISSING_TENSOR', /blk\.1\.ssm_a/);
   expectLoadError(edit(qwen35, (w) => setTensor(w, 'blk.3.ssm_norm.weight', [32])), 'UNEXPECTED_TENSOR', /blk\.3\.ssm_norm/);
+  // qwen35moe: the shared expert and its 1-row f32 gate
+  const q35moe = from('parity/qwen35moe-f32.gguf');
+  expectLoadError(edit(q35moe, (w) => setTensor(w, 'blk.1.ffn_up_shexp.weight', [128, 32])), 'BAD_TENSOR_SHAPE', /ffn_up_shexp\.weight" has shape \[128, 32\]; expected \[128, 64\] \(.*expert_shared_feed_forward_length 64/);
+  expectLoadError(edit(q35moe, (w) => setTensor(w, 'blk.0.ffn_gate_inp_shexp.weight', [128], GgmlType.F16)), 'BAD_TENSOR_TYPE', /ffn_gate_inp_shexp\.weight" has type F16; expected F32/);
+  expectLoadError(edit(q35moe, (w) => { w.tensors = w.tensors.filter((t) => t.name !== 'blk.2.ffn_down_shexp.weight'); }), 'MISSING_TENSOR', /blk\.2\.ffn_down_shexp/);
+  expectLoadError(edit(q35moe, (w) => setMeta(w, 'qwen35moe.expert_used_count', u32(5))), 'BAD_HPARAM', /expert_used_count/);
   // the layer pattern follows full_attention_interval: with 2, layer 1 would be attention (and lacks attn_q)
   expectLoadError(edit(qwen35, (w) => setMeta(w, 'qwen35.full_attention_interval', u32(2))), 'MISSING_TENSOR', /"blk\.1\.attn_(q|k|v|output)\.weight"/);
 });

@@ -4,7 +4,7 @@
 // show as 12 KB at least (the smallest object, a boxed number, is 12 bytes) against a bound of 10 KB; the probe itself costs ~2 KB. Covers llama and qwen3, gemma2 (softcap attention and
 // logits, geglu), gemma3 (geglu, sliding window), lfm2 (short-conv layers) and qwen35 (Gated DeltaNet layers,
 // gated attention), whose recurrent states are updated in place, qwen3moe (router softmax, top-k, mul_mat_id,
-// moe_sum), smollm3, gemma4 (per-layer inputs, KV-shared layers) and --numerics exact (qwen35-q4_k_m's 4-row Q4_K ssm_alpha/ssm_beta run the reference's
+// moe_sum; qwen35moe adds its sigmoid-gated shared expert), smollm3, gemma4 (per-layer inputs, KV-shared layers) and --numerics exact (qwen35-q4_k_m's 4-row Q4_K ssm_alpha/ssm_beta run the reference's
 // Q4_K dot there, llama.cpp's order for rows % 8 != 0).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -32,7 +32,7 @@ for (const [name, numerics] of [['llama-q8_0', 'fast'], ['qwen3-q4_k_m', 'fast']
   ['lfm2-q4_0', 'fast'], ['qwen35-q8_0', 'fast'], ['qwen35-q4_k_m', 'fast'],
   ['qwen3-q4_k_m', 'exact'], ['gemma2-q4_k', 'exact'], ['gemma3-q4_0', 'exact'], ['lfm2-q4_k_m', 'exact'], ['qwen35-q4_k_m', 'exact'],
   ['qwen3moe-q4_k_m', 'fast'], ['qwen3moe-f32', 'fast'], ['qwen3moe-q8_0', 'exact'], ['smollm3-q4_0', 'fast'],
-  ['gemma4-q4_0', 'fast'], ['gemma4-q4_k_m', 'exact']] as const) {
+  ['gemma4-q4_0', 'fast'], ['gemma4-q4_k_m', 'exact'], ['qwen35moe-q4_k_m', 'fast'], ['qwen35moe-q8_0', 'exact']] as const) {
   test(`Context.decode, ${name} (${numerics}): 1,000 tokens allocate nothing`, async () => {
     const device = numerics === 'fast' ? fast : exact;
     const file = openGguf(fixture(`parity/${name}.gguf`));

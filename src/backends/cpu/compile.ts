@@ -128,6 +128,9 @@ export function checkNode(g: Graph, t: TensorDesc, at: (id: number) => Placement
       if (rowLen !== undefined) need(rowLen > 0 && t.shape[0]! % rowLen === 0, `rows of ${rowLen} in rows of ${t.shape[0]}`);
       break;
     }
+    case 'scale_rows':
+      need(nElements(src(0)) >= n && nElements(src(1)) >= n / t.shape[0]!, `input of ${nElements(src(0))} values and ${nElements(src(1))} scalars for [${t.shape}]`);
+      break;
     case 'view_blocks': {
       const p = t.params, srcW = src(0).shape[0]!, off = p.offset as number, block = p.block as number, stride = p.stride as number, count = p.count as number;
       need(off >= 0 && block > 0 && count > 0 && block <= stride && off + (count - 1) * stride + block <= srcW && t.shape[0] === block * count, `${count} blocks of ${block} every ${stride} from ${off} in rows of ${srcW}`);
@@ -460,6 +463,7 @@ export class Compiler {
       case 'silu': { const a = in32(0), yv = out(), rowLen = t.params.rowLen as number; return () => ref.silu(a, n, rowLen, yv); }
       case 'sigmoid': { const a = in32(0), yv = out(); return () => ref.sigmoid(a, n, yv); }
       case 'softplus': { const a = in32(0), yv = out(); return () => ref.softplus(a, n, yv); }
+      case 'scale_rows': { const a = in32(0), sv = in32(1), yv = out(), rowLen = t.shape[0]!; return () => ref.scaleRows(a, n, rowLen, sv, yv); }
       case 'l2_norm': {
         const a = in32(0), yv = out(), rowLen = t.params.rowLen as number, eps = t.params.eps as number;
         return () => ref.l2Norm(a, n, rowLen, eps, yv);

@@ -88,6 +88,7 @@ export function computeNode(g: Graph, t: TensorDesc, at: (id: number) => Placeme
     case 'silu': k.silu(inF32(0), nElements(t), t.params.rowLen as number, out()); return;
     case 'sigmoid': k.sigmoid(inF32(0), nElements(t), out()); return;
     case 'softplus': k.softplus(inF32(0), nElements(t), out()); return;
+    case 'scale_rows': k.scaleRows(inF32(0), nElements(t), t.shape[0]!, inF32(1), out()); return;
     case 'l2_norm': k.l2Norm(inF32(0), nElements(t), t.params.rowLen as number, t.params.eps as number, out()); return;
     case 'view_blocks': {
       const p = t.params;

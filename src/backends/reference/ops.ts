@@ -119,6 +119,11 @@ export function l2Norm(x: Float32Array, n: number, rowLen: number, eps: number, 
   }
 }
 
+/** y[r][c] = x[r][c] * s[r] for rows of rowLen (ggml_mul with src1 [1, rows]). */
+export function scaleRows(x: Float32Array, n: number, rowLen: number, s: Float32Array, y: Float32Array): void {
+  for (let i = 0; i < n; i++) y[i] = x[i]! * s[(i / rowLen) | 0]!;
+}
+
 /** Blocks of a row: out row = for b < count: src[offset + b*stride .. + block) (e.g. the q half of each head of [q | gate] heads). */
 export function viewBlocks(x: Float32Array, rows: number, srcW: number, offset: number, block: number, stride: number, count: number, y: Float32Array): void {
   const w = block * count;

@@ -58,7 +58,7 @@ export const THRESHOLDS: Record<string, number> = {
   view_cols: 0,
   kv_store: 0, // f32 copy or IEEE round-to-nearest to f16: one right answer
   add: 1e-7, mul: 1e-7, scale: 1e-7, rms_norm: 1e-7, rope: 1e-7, swiglu: 1e-7, geglu: 1e-7, softcap: 1e-7,
-  view_blocks: 0,
+  view_blocks: 0, scale_rows: 0,
   silu: 1e-7, sigmoid: 1e-7, softplus: 1e-7, l2_norm: 1e-7,
   // the recurrent ops over several steps: a device may reorder the conv's and the delta rule's f32 sums
   ssm_conv: 1e-7, gated_delta_net: 1e-7,
@@ -252,6 +252,10 @@ export function buildCases(o: SuiteOptions): CaseSpec[] {
         return { out: op === 'sigmoid' ? b.sigmoid(a) : b.softplus(a), data: [[a, f32b(r.f32(37 * nTok, 30))]] };
       }), m);
     }
+    add('scale_rows', 'rows of 37 x a scalar each', (nTok, r) => single(nTok, (b) => {
+      const a = b.leaf('a', 'input', 'f32', [37, nTok]), sc = b.leaf('s', 'input', 'f32', [1, nTok]);
+      return { out: b.scaleRows(a, sc), data: [[a, f32b(r.f32(37 * nTok, 12))], [sc, f32b(r.f32(nTok, 1))]] };
+    }), m);
     add('view_blocks', '3 blocks of 5 every 12 from 2', (nTok, r) => single(nTok, (b) => {
       const a = b.leaf('a', 'input', 'f32', [40, nTok]);
       return { out: b.viewBlocks(a, 2, 5, 12, 3), data: [[a, f32b(r.f32(40 * nTok, 12))]] };

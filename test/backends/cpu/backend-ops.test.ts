@@ -86,7 +86,7 @@ for (const [title, ops] of [
   ['rms_norm: whole rows and per-head chunks', ['rms_norm']],
   ['rope: normal and NeoX, partial dims, freq factors, large positions', ['rope']],
   ['kv_store and attention: f16/f32 cache, prompt then decode steps, GQA, window, softcap', ['kv_store', 'attention']],
-  ['recurrent layers: view_blocks, silu, sigmoid, softplus, l2_norm, ssm_conv and gated_delta_net over steps', ['view_blocks', 'silu', 'sigmoid', 'softplus', 'l2_norm', 'ssm_conv', 'gated_delta_net']],
+  ['recurrent layers: view_blocks, silu, sigmoid, softplus, l2_norm, ssm_conv and gated_delta_net over steps', ['view_blocks', 'scale_rows', 'silu', 'sigmoid', 'softplus', 'l2_norm', 'ssm_conv', 'gated_delta_net']],
   ['MoE routing: soft_max, top_k, moe_weights, moe_sum', ['soft_max', 'top_k', 'moe_weights', 'moe_sum']],
 ] as const) {
   test(title, async () => {
