@@ -126,7 +126,8 @@ async function streamChat(base: string, prompt: Prompt, maxTokens: number, abort
     return rec;
   } catch (e) {
     if (rec.aborted) return rec;
-    return fail(`${(e as Error).name}: ${(e as Error).message}`);
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    return fail(`${(e as Error).name}: ${(e as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ''}`);
   } finally {
     clearTimeout(timer);
   }
