@@ -1,4 +1,4 @@
-import { AG_SOFTCAP, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
+import { AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
 import { expf_v2 } from './common/expf';
 import { tanhf } from './common/libm';
 import { f2h, h2f, h2f4, h2f4_finite } from './common/f16';
@@ -22,6 +22,8 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
   const scale = load<f32>(pp, AG_SCALE), window = load<i32>(pp, AG_WINDOW), pos = <usize>load<i32>(pp, AG_POSITIONS);
   const slice = load<i32>(pp, AG_SLICE), batch = load<i32>(pp, AG_BATCH) != 0;
   const kf = <usize>load<i32>(pp, AG_KF), vt = <usize>load<i32>(pp, AG_VT), p16 = <usize>load<i32>(pp, AG_P16);
+  // several sequences: a token sees its own region only; batch: KF/VT start at cache row kb
+  const stride = load<i32>(pp, AG_SEQ_STRIDE), kb = load<i32>(pp, AG_KV_BASE);
   // softcap as llama.cpp builds it: ggml_scale by 1/cap (an f32 multiply), tanh, ggml_scale by cap
   const cap = load<f32>(pp, AG_SOFTCAP), invCap: f32 = cap > 0 ? <f32>1 / cap : 0;
   // this thread's scratch: q rounded to f16 (hd), V lane accumulators (64 x hd), then scores
@@ -33,7 +35,8 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
     const t = r / nHead, h = r - t * nHead;
     const kvo = <usize>(h / gqa) * (<usize>hd << 1);
     const p0 = load<i32>(pos + (<usize>t << 2));
-    const lo = window > 0 ? max(0, p0 - window + 1) : 0;
+    const lo0 = stride > 0 ? p0 - p0 % stride : 0;
+    const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
     const qp = q + <usize>t * qs + <usize>h * hb;
     for (let i = 0; i < hd; i++) store<f32>(qh + (<usize>i << 2), h2f(f2h(load<f32>(qp + (<usize>i << 2)))));
     let mx = -Infinity;
@@ -42,7 +45,7 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
       // tinyBLAS's 16 lanes over the head dims, on the K rows widened once per call
       const kg = kf + g * p16 * hb;
       for (let j = lo; j <= p0; j++) {
-        let d = dot_f32_lanes16(kg + <usize>j * hb, qh, hd);
+        let d = dot_f32_lanes16(kg + <usize>(j - kb) * hb, qh, hd);
         if (cap > 0) d = tanhf(d * invCap) * cap;
         const s = d * scale;
         store<f32>(sc + (<usize>j << 2), s);
@@ -89,7 +92,7 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
         const vr = vg + <usize>i * p16 * 4;
         let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0;
         for (let j = m0; j < m1; j += 16) {
-          const wp = sc + (j << 2), vp = vr + (j << 2);
+          const wp = sc + (j << 2), vp = vr + ((j - <usize>kb) << 2);
           a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), v128.load(vp)));
           a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), v128.load(vp, 16)));
           a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), v128.load(vp, 32)));

@@ -48,6 +48,11 @@ export interface Device {
   bufferType(): BufferType;
   /** can this device compute the node (its op, types and shapes)? */
   supportsOp(node: TensorDesc, graph: Graph): boolean;
+  /**
+   * The device runs attention nodes over several sequences' regions of one cache (params.seqStride,
+   * src/graph/graph.ts). Without it the scheduler never gives it one (its other nodes are unaffected).
+   */
+  readonly multiSequence?: boolean;
   /** the offload hint: does the device want this node at this batch size (e.g. matmul only when batch >= N)? */
   prefersOp(node: TensorDesc, graph: Graph, batch: number): boolean;
   /** a compute instance bound to this device */

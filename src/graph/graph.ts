@@ -12,7 +12,7 @@
 export type Op =
   | 'none' // leaf: weight, input or state
   | 'get_rows' // src0: matrix (any weight type), src1: i32 ids -> f32 rows
-  | 'mul_mat' // src0: weight [k, n] (any type), src1: f32 [k, m] -> f32 [n, m]
+  | 'mul_mat' // src0: weight [k, n] (any type), src1: f32 [k, m] -> f32 [n, m]; optional src2: inp_batch_rows (below)
   | 'add' // a + b, b broadcast over rows (b.ne0 divides a.ne0, b has 1 row or a's rows)
   | 'mul' // a * b, same broadcasting as add
   | 'scale' // a * params.scale
@@ -22,8 +22,8 @@ export type Op =
   | 'geglu' // gelu_tanh(a) * b (ggml's f16-table GELU)
   | 'softcap' // tanh(a / cap) * cap
   | 'view_cols' // columns [params.offset, params.offset + ne0) of every row of src0
-  | 'kv_store' // src0: cache (state), src1: f32 [rowLen, nTok], src2: i32 positions; writes rows at slot=pos
-  | 'attention' // src0: q [headDim*nHead, nTok], src1: k cache, src2: v cache, src3: i32 positions
+  | 'kv_store' // src0: cache (state), src1: f32 [rowLen, nTok], src2: i32 cache rows (the positions, or inp_kv_rows); writes row src2[t]
+  | 'attention' // src0: q [headDim*nHead, nTok], src1: k cache, src2: v cache, src3: i32 cache rows (see seqStride below)
   | 'view_blocks' // per row: params.count blocks of params.block columns, from params.offset every params.stride
   | 'silu' // x * sigmoid(x) per row (ggml's SIMD order within rows)
   | 'sigmoid' // 1 / (1 + exp(-x))
@@ -38,6 +38,19 @@ export type Op =
   | 'moe_weights' // src0 probs f32 [nExpert, nTok], src1 i32 ids [k, nTok] -> f32 [k, nTok]: the selected probs, renormalised
   | 'mul_mat_id' // src0 weights [cols, rows, nExpert], src1 f32 [cols, nTok] or [cols, k, nTok], src2 i32 ids [k, nTok] -> f32 [rows, k, nTok]
   | 'moe_sum'; // src0 f32 [n, k, nTok], src1 f32 weights [k, nTok] -> f32 [n, nTok]: sum of weighted expert outputs in rank order
+
+// Several sequences in one cache (a Context with nSeq > 1): the cache holds one region of
+// params.seqStride rows per sequence, and a graph carries one more input, inp_kv_rows (the cache row
+// of each token: its sequence's first row + its position), which kv_store and attention read in place
+// of the positions (RoPE keeps the positions). An attention node with params.seqStride > 0 attends, for
+// the token at row r, the rows [b + window start, r] of its own region, b = r - r % seqStride. Only
+// devices with `multiSequence` set run such nodes (the scheduler's rule); single-sequence graphs never
+// carry the input or the parameter, so they are what they always were.
+// Such graphs also carry inp_batch_rows, i32 [2], a numerics hint for mul_mat (its src2, element
+// params.batchRow): activation rows >= that count are computed in the float order a one-token
+// evaluation uses (llama.cpp's GEMV), the rows before it as one batch. The Context stages each
+// sequence's rows so that every sequence gets the kernel orders it would get evaluated alone; a device
+// may ignore the hint (the product is the same up to float rounding).
 
 export type DType = 'f32' | 'f16' | 'i32' | number; // number = a ggml type id for weights
 
@@ -66,7 +79,8 @@ export interface Graph {
   tensors: TensorDesc[];
   /** ids of the non-leaf tensors in execution order */
   nodes: number[];
-  inputs: { tokens: number; positions: number; outputRows: number };
+  /** kvRows: the cache row of each token, only in graphs of several sequences (see seqStride above) */
+  inputs: { tokens: number; positions: number; outputRows: number; kvRows?: number; batchRows?: number };
   /** the logits tensor [nVocab, nOutputs] */
   output: number;
   nTokens: number;
@@ -91,6 +105,9 @@ function need(ok: boolean, op: Op, message: () => string): void {
 }
 const rows = (t: TensorDesc) => t.shape.slice(1).reduce((a, b) => a * b, 1);
 const isDim = (n: number) => Number.isSafeInteger(n) && n > 0;
+
+/** an attention node over several sequences' regions of its cache (only multiSequence devices run it) */
+export const multiSequence = (t: TensorDesc): boolean => t.op === 'attention' && ((t.params.seqStride as number | undefined) ?? 0) > 0;
 
 export function nElements(t: TensorDesc): number {
   return t.shape.reduce((a, b) => a * b, 1);
@@ -121,9 +138,12 @@ export class GraphBuilder {
     need(ids.dtype === 'i32' && ids.shape.length === 1, 'get_rows', () => `ids ${ids.name} must be a 1-D i32 tensor`);
     return this.add('get_rows', 'intermediate', 'f32', [w.shape[0]!, ids.shape[0]!], [w, ids], {}, name);
   }
-  mulMat(w: TensorDesc, x: TensorDesc, name?: string): TensorDesc {
+  /** `batchRows`: the inp_batch_rows input and which of its two counts applies to x's rows (see above) */
+  mulMat(w: TensorDesc, x: TensorDesc, name?: string, batchRows?: { input: TensorDesc; index: 0 | 1 }): TensorDesc {
     need(w.shape[0] === x.shape[0], 'mul_mat', () => `${w.name} rows of ${w.shape[0]} vs input rows of ${x.shape[0]}`);
-    return this.add('mul_mat', 'intermediate', 'f32', [w.shape[1] ?? 1, x.shape[1] ?? 1], [w, x], {}, name);
+    if (!batchRows) return this.add('mul_mat', 'intermediate', 'f32', [w.shape[1] ?? 1, x.shape[1] ?? 1], [w, x], {}, name);
+    need(batchRows.input.dtype === 'i32' && batchRows.input.shape[0] === 2, 'mul_mat', () => `${batchRows.input.name} must be an i32 [2] input`);
+    return this.add('mul_mat', 'intermediate', 'f32', [w.shape[1] ?? 1, x.shape[1] ?? 1], [w, x, batchRows.input], { batchRow: batchRows.index }, name);
   }
   /** b broadcasts over a: b.ne0 divides a.ne0 and b has one row or a's rows */
   private broadcast(op: Op, a: TensorDesc, b: TensorDesc): void {
@@ -175,12 +195,13 @@ export class GraphBuilder {
     need(pos.dtype === 'i32' && pos.shape[0] === (x.shape[1] ?? 1), 'kv_store', () => `${pos.shape[0]} positions for ${x.shape[1] ?? 1} rows`);
     return this.add('kv_store', 'intermediate', 'f32', [0], [cache, x, pos], {}, name);
   }
-  attention(q: TensorDesc, k: TensorDesc, v: TensorDesc, pos: TensorDesc, p: { nHead: number; nHeadKv: number; headDimK: number; headDimV: number; scale: number; softcap: number; window: number }, deps: TensorDesc[], name?: string): TensorDesc {
+  attention(q: TensorDesc, k: TensorDesc, v: TensorDesc, pos: TensorDesc, p: { nHead: number; nHeadKv: number; headDimK: number; headDimV: number; scale: number; softcap: number; window: number; seqStride?: number }, deps: TensorDesc[], name?: string): TensorDesc {
     need(isDim(p.nHead) && isDim(p.nHeadKv) && p.nHead % p.nHeadKv === 0, 'attention', () => `${p.nHead} query heads over ${p.nHeadKv} KV heads`);
     need(q.shape[0] === p.nHead * p.headDimK, 'attention', () => `q rows of ${q.shape[0]} for ${p.nHead} heads of ${p.headDimK}`);
     need(k.shape[0] === p.nHeadKv * p.headDimK, 'attention', () => `${k.name} rows of ${k.shape[0]} for ${p.nHeadKv} heads of ${p.headDimK}`);
     need(v.shape[0] === p.nHeadKv * p.headDimV && v.shape[1] === k.shape[1], 'attention', () => `${v.name} [${v.shape.join(', ')}] for ${p.nHeadKv} heads of ${p.headDimV} and ${k.shape[1]} slots`);
     need(pos.shape[0] === q.shape[1], 'attention', () => `${pos.shape[0]} positions for ${q.shape[1]} tokens`);
+    need(p.seqStride === undefined || (isDim(p.seqStride) && k.shape[1]! % p.seqStride === 0), 'attention', () => `sequence regions of ${p.seqStride} rows in a cache of ${k.shape[1]}`);
     // deps (the kv_store nodes) only order execution: attention must run after this batch's K/V are stored.
     const t = this.add('attention', 'intermediate', 'f32', [p.headDimV * p.nHead, q.shape[1]!], [q, k, v, pos, ...deps], { ...p }, name);
     return t;

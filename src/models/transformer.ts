@@ -39,6 +39,11 @@ export interface BuildOptions {
   nOutputs: number;
   nCtx: number;
   kvType: 'f16' | 'f32';
+  /**
+   * Several sequences share the cache (nCtx = their regions of seqStride rows each): the graph gets the
+   * inp_kv_rows input and its kv_store / attention nodes address rows with it (src/graph/graph.ts).
+   */
+  seqStride?: number;
 }
 
 export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<string, WeightInfo>, o: BuildOptions): Graph {
@@ -54,10 +59,16 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
   const tokens = b.leaf('inp_tokens', 'input', 'i32', [o.nTokens]);
   const pos = b.leaf('inp_pos', 'input', 'i32', [o.nTokens]);
   const outRows = b.leaf('inp_out_ids', 'input', 'i32', [o.nOutputs]);
+  const kvRows = o.seqStride ? b.leaf('inp_kv_rows', 'input', 'i32', [o.nTokens]) : pos;
+  const seqs = o.seqStride ? { seqStride: o.seqStride } : {};
+  const batchRows = o.seqStride ? b.leaf('inp_batch_rows', 'input', 'i32', [2]) : undefined;
+  // which count of inp_batch_rows the matmuls' rows follow: the tokens', then (after the output gather) the outputs'
+  let rowsOf: 0 | 1 = 0;
+  const mm = (wt: TensorDesc, x: TensorDesc, name?: string) => b.mulMat(wt, x, name, batchRows && { input: batchRows, index: rowsOf });
   const ropeFactors = opt('rope_freqs.weight');
   const norm = (x: TensorDesc, weight: TensorDesc, rowLen?: number) => b.mul(b.rmsNorm(x, hp.eps, rowLen), weight);
   const linear = (x: TensorDesc, name: string) => {
-    let y = b.mulMat(w(`${name}.weight`), x, name);
+    let y = mm(w(`${name}.weight`), x, name);
     const bias = opt(`${name}.bias`);
     if (bias) y = b.addT(y, bias);
     return y;
@@ -106,11 +117,11 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
     if (qs !== 1) q = b.scale(q, qs);
     const kc = b.leaf(`cache_k_l${il}`, 'state', o.kvType, [kw, o.nCtx]);
     const vc = b.leaf(`cache_v_l${il}`, 'state', o.kvType, [vw, o.nCtx]);
-    const sk = b.kvStore(kc, k, pos);
-    const sv = b.kvStore(vc, v, pos);
-    let a = b.attention(q, kc, vc, pos, {
+    const sk = b.kvStore(kc, k, kvRows);
+    const sv = b.kvStore(vc, v, kvRows);
+    let a = b.attention(q, kc, vc, kvRows, {
       nHead: hp.nHead, nHeadKv: hp.nHeadKv, headDimK: hp.headDimK, headDimV: hp.headDimV,
-      scale: spec.kqScale(hp), softcap: hp.attnSoftcap, window: swa ? hp.slidingWindow : 0,
+      scale: spec.kqScale(hp), softcap: hp.attnSoftcap, window: swa ? hp.slidingWindow : 0, ...seqs,
     }, [sk, sv]);
     if (gate) a = b.mul(a, b.sigmoid(gate));
     return linear(a, `${p}.attn_output`);
@@ -163,6 +174,7 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
       // Only the output rows matter from here on (every later op is row-wise), as llama.cpp does.
       a = b.getRows(a, outRows);
       x = b.getRows(x, outRows);
+      rowsOf = 1;
     }
     x = b.addT(x, a);
 
@@ -204,9 +216,10 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
   }
   b.setGroup('output');
   x = norm(x, w(`${hp.outputNormTensor}.weight`));
-  if ((hp.nLayer === 0 || spec.outputRowsAfterNorm) && o.nOutputs !== o.nTokens) x = b.getRows(x, outRows);
+  if ((hp.nLayer === 0 || spec.outputRowsAfterNorm) && o.nOutputs !== o.nTokens) { x = b.getRows(x, outRows); rowsOf = 1; }
   const out = has('output.weight') ? w('output.weight') : w('token_embd.weight');
-  let logits = b.mulMat(out, x, 'result_output');
+  let logits = mm(out, x, 'result_output');
   if (hp.finalSoftcap > 0) logits = b.softcap(logits, hp.finalSoftcap);
-  return b.finish({ tokens: tokens.id, positions: pos.id, outputRows: outRows.id }, logits, o.nTokens, o.nOutputs);
+  const inputs = { tokens: tokens.id, positions: pos.id, outputRows: outRows.id, ...(batchRows ? { kvRows: kvRows.id, batchRows: batchRows.id } : {}) };
+  return b.finish(inputs, logits, o.nTokens, o.nOutputs);
 }

@@ -11,6 +11,14 @@
 // KV hand-over: the cache lives where decode runs (its copy is the primary). A device that runs a
 // prefill elsewhere keeps its own copy: before a chunk it receives the rows it lacks, after the chunk
 // the chunk's new rows go to the primary. Every such copy is counted (bytes, simulated time).
+//
+// Sequences (nSeq > 1, continuous batching): the cache holds one region of seqStride rows per sequence
+// (seqStride = seqCtx = floor(nCtx / nSeq) rounded up to 64, so a region starts where the attention
+// kernels' 16- and 64-row lanes do and a sequence's attention is computed as in a cache of its own); the
+// graphs carry inp_kv_rows (the cache row of each token) besides the positions, so one plan per
+// (tokens, outputs) serves any mix of sequences and positions. decodeSeqs() evaluates several sequences'
+// tokens in one graph: one pass over the weights for all of them. Such contexts run on devices that
+// declare multiSequence (the host devices); group-claiming accelerators are refused (UNSUPPORTED).
 
 import type { Device, DeviceBuffer, Phase, Placement } from '../backends/backend.js';
 import { DeviceError } from '../backends/backend.js';
@@ -38,10 +46,20 @@ export interface ContextOptions {
   profiler?: Profiler;
   /** per-shape plans kept at once besides the ones made at creation (default 8; least recently used go first) */
   maxPlans?: number;
+  /** independent sequences sharing this context's KV cache (default 1); each has floor(nCtx / nSeq) slots */
+  nSeq?: number;
+}
+
+/** One sequence's tokens in a decodeSeqs() batch, and which of their logits to return. */
+export interface SeqTokens {
+  seq: number;
+  tokens: ArrayLike<number>;
+  /** 'last': the last token's logits (1 row), 'all': every token's (tokens.length rows), 'none': none */
+  logits: 'last' | 'all' | 'none';
 }
 
 export class ContextError extends Error {
-  constructor(readonly code: 'CONTEXT_FULL' | 'BAD_TOKEN' | 'BAD_ARGUMENT' | 'NOT_READY' | 'OVER_BUDGET' | 'RECURRENT_STATE', message: string) {
+  constructor(readonly code: 'CONTEXT_FULL' | 'BAD_TOKEN' | 'BAD_ARGUMENT' | 'BAD_SEQUENCE' | 'NOT_READY' | 'OVER_BUDGET' | 'RECURRENT_STATE' | 'UNSUPPORTED', message: string) {
     super(message);
     this.name = 'ContextError';
   }
@@ -77,12 +95,35 @@ export class Context {
   readonly kvType: 'f16' | 'f32';
   readonly nBatch: number;
   readonly nVocab: number;
-  /** tokens currently in the KV cache */
-  nPast = 0;
   /** the model has recurrent layers: their state follows every token and cannot be truncated to an earlier position */
   recurrent = false;
   private readonly hasRecurrentLayers: boolean;
-  /** KV slots allocated: nCtx plus room for a padded chunk's overhang */
+  /** independent sequences sharing the cache */
+  readonly nSeq: number;
+  /** cache slots of each sequence: floor(nCtx / nSeq) */
+  readonly seqCtx: number;
+  /** cache rows between two sequences' regions (seqCtx rounded up to 64); 0 with one sequence */
+  private readonly seqStride: number;
+  /** tokens cached per sequence */
+  private readonly past: Int32Array;
+  /** decodeSeqs scratch: tokens per sequence in the batch being checked, then the running positions */
+  private readonly seqRun: Int32Array;
+  private seqTotal = 0;
+  private seqOutputs = 0;
+  /** per graph output row of the last staged evaluation: its entry-order output; seqPermuted: not the identity */
+  private readonly seqPerm: Int32Array;
+  private seqPermuted = false;
+  private seqScratch = new Float32Array(0);
+  /** decodeSeqs evaluates its own plans (one cache copy, no accelerator); else it goes through decode() */
+  private seqDirect = false;
+  /** decodeSeqs' result rows (grown as needed) and the last view of them handed out, with its resolved promise */
+  private seqOut = new Float32Array(0);
+  private seqView = new Float32Array(0);
+  private seqResolved: Promise<Float32Array> = Promise.resolve(this.seqView);
+  /** tokens currently in the KV cache (sequence 0's) */
+  get nPast(): number { return this.past[0]!; }
+  set nPast(n: number) { this.past[0] = n; }
+  /** KV slots allocated: nCtx plus room for a padded chunk's overhang (several sequences: nSeq regions of seqStride rows) */
   readonly kvCapacity: number;
   readonly sched: Scheduler;
   readonly profiler?: Profiler;
@@ -104,8 +145,16 @@ export class Context {
     const hp = model.hp;
     if (!(opts.nCtx > 0) || !Number.isInteger(opts.nCtx)) throw new ContextError('BAD_ARGUMENT', `context size must be a positive integer, got ${opts.nCtx}`);
     this.nCtx = opts.nCtx;
+    const nSeq = opts.nSeq ?? 1;
+    if (!Number.isInteger(nSeq) || nSeq < 1 || nSeq > this.nCtx) throw new ContextError('BAD_ARGUMENT', `nSeq must be an integer in 1..nCtx (${this.nCtx}), got ${opts.nSeq}`);
+    this.nSeq = nSeq;
+    this.seqCtx = Math.floor(this.nCtx / nSeq);
+    this.seqStride = nSeq > 1 ? Math.ceil(this.seqCtx / 64) * 64 : 0;
+    this.past = new Int32Array(nSeq);
+    this.seqRun = new Int32Array(nSeq);
     this.kvType = opts.kvType ?? 'f16';
     this.nBatch = Math.max(1, Math.min(Math.floor(opts.nBatch ?? 512), this.nCtx));
+    this.seqPerm = new Int32Array(this.nBatch);
     this.nVocab = hp.nVocab;
     this.maxPlans = Math.max(1, opts.maxPlans ?? 8);
     this.profiler = opts.profiler;
@@ -116,10 +165,14 @@ export class Context {
       phaseDevice: { prefill: opts.prefillDevice, decode: opts.decodeDevice },
       offloadMinBatch: opts.offloadMinBatch, profiler: opts.profiler,
     });
+    if (nSeq > 1 && (this.sched.accelerators('prefill').length || this.sched.accelerators('decode').length)) {
+      const names = [...new Set([...this.sched.accelerators('prefill'), ...this.sched.accelerators('decode')].map((d) => d.name))].join(', ');
+      throw new ContextError('UNSUPPORTED', `several sequences (nSeq = ${nSeq}) cannot run on ${names}: its static-shape engines take one sequence; use nSeq = 1 or the cpu device`);
+    }
     this.prefillShapes = this.sched.staticShapes('prefill', this.nBatch);
     this.hasRecurrentLayers = hp.layerKinds.some((k) => k !== 'attention');
     const maxStatic = this.prefillShapes.length ? this.prefillShapes[this.prefillShapes.length - 1]! : 1;
-    this.kvCapacity = this.nCtx + maxStatic - 1;
+    this.kvCapacity = nSeq > 1 ? nSeq * this.seqStride : this.nCtx + maxStatic - 1;
     this.logits = new Float32Array(this.nVocab);
     this.logitsResolved = Promise.resolve(this.logits);
 
@@ -149,7 +202,13 @@ export class Context {
   async ready(): Promise<void> { if (this.pending) await this.pending; }
 
   private graph(nTok: number, nOut: number): Graph {
-    return buildTransformer(this.model.spec, this.model.hp, this.model.weights, { nTokens: nTok, nOutputs: nOut, nCtx: this.kvCapacity, kvType: this.kvType });
+    const seqs = this.seqStride ? { seqStride: this.seqStride } : {};
+    const g = buildTransformer(this.model.spec, this.model.hp, this.model.weights, { nTokens: nTok, nOutputs: nOut, nCtx: this.kvCapacity, kvType: this.kvType, ...seqs });
+    // several sequences need a graph that addresses their cache regions, and no state that is not per row (a recurrent layer's)
+    if (this.seqStride && (g.inputs.kvRows === undefined || g.tensors.some((t) => t.role === 'state' && !t.name.startsWith('cache_')))) {
+      throw new ContextError('UNSUPPORTED', `${this.model.hp.arch}: its graph does not address several sequences (nSeq = ${this.nSeq}); use nSeq = 1`);
+    }
+    return g;
   }
 
   /** The shapes whose worst cases size the arenas: every (phase, structure, device assignment) the context can run. */
@@ -220,9 +279,12 @@ export class Context {
         leaf.copies.push({ device: d, placement: { buffer: buf, offset: 0, nBytes }, valid: 0 });
       }
       leaf.primary = devs.indexOf(primary);
+      // several sequences keep one copy: decodeSeqs does no hand-over (accelerators are refused above)
+      if (this.nSeq > 1 && leaf.copies.length > 1) throw new ContextError('UNSUPPORTED', `several sequences (nSeq = ${this.nSeq}): ${t.name} would be read on ${devs.map((d) => d.name).join(' and ')}; use one device for attention`);
       this.kv.push(leaf);
       if (recurrent) this.recurrent = true;
     }
+    this.seqDirect = this.kv.every((l) => l.copies.length === 1) && !this.sched.accelerators('prefill').length && !this.sched.accelerators('decode').length;
     const kvIndex = new Map(this.kv.map((l, i) => [l.name, i]));
     this.sched.setStates((t: TensorDesc, d: Device) => {
       const leaf = this.kv[kvIndex.get(t.name) ?? -1];
@@ -345,7 +407,7 @@ export class Context {
   decode(tokens: ArrayLike<number>, allLogits = false): Promise<Float32Array> {
     const n = tokens.length;
     if (n === 0) return Promise.reject(new ContextError('BAD_ARGUMENT', 'decode needs at least one token'));
-    if (this.nPast + n > this.nCtx) return Promise.reject(new ContextError('CONTEXT_FULL', `context is full: ${this.nPast} + ${n} tokens > ${this.nCtx} (raise --ctx)`));
+    if (this.nPast + n > this.seqCtx) return Promise.reject(new ContextError('CONTEXT_FULL', `context is full: ${this.nPast} + ${n} tokens > ${this.seqCtx} (raise --ctx)`));
     for (let i = 0; i < n; i++) {
       const t = tokens[i]!;
       if (!Number.isInteger(t) || t < 0 || t >= this.nVocab) return Promise.reject(new ContextError('BAD_TOKEN', `token id ${t} is outside the vocabulary (0..${this.nVocab - 1})`));
@@ -390,6 +452,14 @@ export class Context {
     for (let i = m; i < p.nTokens; i++) { p.tokens[i] = 0; p.positions[i] = pos0 + i; }
     if (allLogits) for (let i = 0; i < p.nOutputs; i++) p.outRows[i] = i;
     else p.outRows[0] = m - 1;
+    // sequence 0's region starts at row 0 (one copy of the cache: no hand-over)
+    if (p.kvRows) {
+      p.kvRows.set(p.positions);
+      p.batchRows![0] = p.nTokens; // every row in the batch order (graph.ts inp_batch_rows): as a one-sequence graph
+      p.batchRows![1] = p.nOutputs;
+      p.upload();
+      return;
+    }
     p.upload();
     for (let i = 0; i < this.kv.length; i++) {
       const ci = c.kv[i]!;
@@ -413,6 +483,7 @@ export class Context {
   /** After a chunk of `m` tokens: the writer's rows are current, the others' stop at the chunk; hand over to the primary. */
   private after(c: CachedPlan, m: number): void {
     const pos0 = this.nPast, end = pos0 + m;
+    if (this.nSeq > 1) { this.nPast = end; return; }
     for (let i = 0; i < this.kv.length; i++) {
       const ci = c.kv[i]!;
       if (ci < 0) continue;
@@ -433,6 +504,262 @@ export class Context {
       }
     }
     this.nPast = end;
+  }
+
+  /** Tokens cached for sequence `seq`. */
+  seqPast(seq: number): number {
+    const e = this.seqError(seq);
+    if (e) throw e;
+    return this.past[seq]!;
+  }
+
+  /** Drops sequence `seq`'s cached tokens from position `keep` on (its next tokens continue there; the prefix before stays reusable). */
+  truncateSeq(seq: number, keep: number): void {
+    const e = this.seqError(seq);
+    if (e) throw e;
+    if (!Number.isInteger(keep) || keep < 0) throw new ContextError('BAD_ARGUMENT', `truncateSeq: keep must be a non-negative integer, got ${keep}`);
+    if (seq === 0) this.truncate(keep);
+    else this.past[seq] = Math.min(keep, this.past[seq]!);
+  }
+
+  private seqError(seq: number): ContextError | undefined {
+    if (Number.isInteger(seq) && seq >= 0 && seq < this.nSeq) return undefined;
+    return new ContextError('BAD_SEQUENCE', `sequence id ${seq} is outside 0..${this.nSeq - 1} (the context has nSeq = ${this.nSeq})`);
+  }
+
+  /**
+   * One graph evaluation for several sequences' tokens at once (continuous batching: the weights are read
+   * once for all of them). Each entry's tokens continue its sequence at seqPast(seq); a sequence may appear
+   * in several entries (in order). Returns the logits of the requested outputs, one nVocab row each, in
+   * entry order ('last': 1 row, 'all': tokens.length rows, 'none': 0). The returned array may be reused by
+   * the next call. Chunks internally when the total exceeds nBatch. Steady decoding (the same number of
+   * tokens and outputs per call, synchronous devices) allocates nothing.
+   */
+  decodeSeqs(batch: readonly SeqTokens[]): Promise<Float32Array> {
+    const err = this.checkSeqs(batch);
+    if (err) return Promise.reject(err);
+    const total = this.seqTotal, nOut = this.seqOutputs;
+    if (!this.pending && !this.seqDirect) return this.decodeSeqsViaDecode(batch, total, nOut);
+    if (total <= this.nBatch && !this.pending && !this.profiler) {
+      const c = this.seqPlan(total, nOut);
+      if (c.plan.sync) {
+        const out = this.seqResult(nOut);
+        this.stageSeqs(c, batch, 0, total);
+        this.sched.computeSync(c.plan);
+        if (nOut) this.readSeqs(c, out, nOut);
+        this.commitSeqs();
+        return this.seqResolved;
+      }
+    }
+    return this.decodeSeqsChunked(batch, total, nOut);
+  }
+
+  private async decodeSeqsChunked(batch: readonly SeqTokens[], total: number, nOut: number): Promise<Float32Array> {
+    await this.ready();
+    this.check();
+    if (!this.seqDirect) return this.decodeSeqsViaDecode(batch, total, nOut);
+    const out = this.seqResult(nOut);
+    let row = 0;
+    for (let start = 0; start < total;) {
+      const m = this.chunkSeqs(batch, start);
+      const o = this.countOutputs(batch, start, m);
+      const c = this.seqPlan(m, o);
+      if (this.profiler) this.profiler.phase = m > 1 ? 'prefill' : 'decode';
+      this.stageSeqs(c, batch, start, m);
+      await this.sched.compute(c.plan);
+      this.commitSeqs();
+      this.profiler?.evaluated(m);
+      if (o) this.readSeqs(c, o === nOut ? out : out.subarray(row * this.nVocab, (row + o) * this.nVocab), o);
+      row += o;
+      start += m;
+    }
+    return out;
+  }
+
+  /** After an evaluation: every sequence's cached tokens end where staging left them (one cache copy: all current). */
+  private commitSeqs(): void {
+    this.past.set(this.seqRun);
+    if (this.nSeq === 1) for (let i = 0; i < this.kv.length; i++) this.kv[i]!.copies[0]!.valid = this.past[0]!;
+  }
+
+  /**
+   * One sequence whose cache has copies on several devices (accelerators): the batch is sequence 0's tokens
+   * in order, so it is one decode() of them (which does the hand-over), with the requested rows picked out.
+   */
+  private async decodeSeqsViaDecode(batch: readonly SeqTokens[], total: number, nOut: number): Promise<Float32Array> {
+    const flat = new Int32Array(total), want: number[] = [];
+    let f = 0;
+    for (const e of batch) {
+      for (let j = 0; j < e.tokens.length; j++, f++) {
+        flat[f] = e.tokens[j]!;
+        if (e.logits === 'all' || (e.logits === 'last' && j === e.tokens.length - 1)) want.push(f);
+      }
+    }
+    const lastOnly = nOut === 0 || (nOut === 1 && want[0] === total - 1);
+    const logits = await this.decode(flat, !lastOnly);
+    const out = this.seqResult(nOut), nv = this.nVocab;
+    if (lastOnly) { if (nOut) out.set(logits.subarray(0, nv)); }
+    else want.forEach((r, i) => out.set(logits.subarray(r * nv, (r + 1) * nv), i * nv));
+    return out;
+  }
+
+  /** Validates a decodeSeqs batch; sets seqTotal and seqOutputs. */
+  private checkSeqs(batch: readonly SeqTokens[]): ContextError | undefined {
+    if (this.closed) return new ContextError('BAD_ARGUMENT', 'context is closed');
+    if (!Array.isArray(batch)) return new ContextError('BAD_ARGUMENT', 'decodeSeqs takes an array of { seq, tokens, logits } entries');
+    const pend = this.seqRun;
+    pend.fill(0);
+    let total = 0, outs = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const e = batch[i] as SeqTokens | undefined;
+      if (e === null || typeof e !== 'object') return new ContextError('BAD_ARGUMENT', `decodeSeqs entry ${i} is not a { seq, tokens, logits } object`);
+      const s = e.seq, toks = e.tokens, mode = e.logits;
+      const se = this.seqError(s);
+      if (se) return se;
+      if (toks === null || typeof toks !== 'object' || !Number.isInteger(toks.length)) return new ContextError('BAD_ARGUMENT', `decodeSeqs entry ${i} (sequence ${s}): tokens must be an array of token ids`);
+      if (mode !== 'last' && mode !== 'all' && mode !== 'none') return new ContextError('BAD_ARGUMENT', `decodeSeqs entry ${i} (sequence ${s}): logits must be 'last', 'all' or 'none', got ${String(mode)}`);
+      const n = toks.length;
+      if (n === 0 && mode === 'last') return new ContextError('BAD_ARGUMENT', `decodeSeqs entry ${i} (sequence ${s}) has no tokens but asks for its last logits`);
+      for (let j = 0; j < n; j++) {
+        const t = toks[j]!;
+        if (!Number.isInteger(t) || t < 0 || t >= this.nVocab) return new ContextError('BAD_TOKEN', `token id ${t} (entry ${i}, sequence ${s}) is outside the vocabulary (0..${this.nVocab - 1})`);
+      }
+      pend[s] += n;
+      total += n;
+      outs += mode === 'all' ? n : mode === 'last' ? 1 : 0;
+    }
+    if (total === 0) return new ContextError('BAD_ARGUMENT', 'decodeSeqs needs at least one token');
+    for (let s = 0; s < this.nSeq; s++) {
+      if (this.past[s]! + pend[s]! > this.seqCtx) return new ContextError('CONTEXT_FULL', `sequence ${s} is full: ${this.past[s]} + ${pend[s]} tokens > its ${this.seqCtx} slots (nCtx / nSeq; raise --ctx)`);
+    }
+    this.seqTotal = total;
+    this.seqOutputs = outs;
+    return undefined;
+  }
+
+  /**
+   * Tokens of the chunk starting at flattened token `start`: up to nBatch, an entry split across chunks at a
+   * multiple of 4 of its tokens, so each piece keeps the kernel orders (4-row GEMM groups) the whole entry gets.
+   */
+  private chunkSeqs(batch: readonly SeqTokens[], start: number): number {
+    let flat = 0, m = 0, space = this.nBatch;
+    for (let i = 0; i < batch.length && space > 0; i++) {
+      const n = batch[i]!.tokens.length, lo = Math.max(start, flat), hi = flat + n;
+      flat += n;
+      if (hi <= lo) continue;
+      let take = hi - lo;
+      if (take > space) {
+        take = space - (space % 4);
+        if (take === 0) { if (m > 0) break; take = space; }
+      }
+      m += take;
+      space -= take;
+      if (take < hi - lo) break;
+    }
+    return m;
+  }
+
+  /** Outputs requested among the flattened tokens [start, start + m) of a batch. */
+  private countOutputs(batch: readonly SeqTokens[], start: number, m: number): number {
+    let flat = 0, o = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const e = batch[i]!, n = e.tokens.length;
+      const lo = Math.max(start, flat), hi = Math.min(start + m, flat + n);
+      if (lo < hi) o += e.logits === 'all' ? hi - lo : e.logits === 'last' && hi === flat + n ? 1 : 0;
+      flat += n;
+    }
+    return o;
+  }
+
+  /** The plan of an m-token evaluation with o outputs (a chunk without outputs computes one and ignores it). */
+  private seqPlan(m: number, o: number): CachedPlan {
+    const nOut = o === 0 ? 1 : o;
+    if (m === 1) return this.decodePlan!;
+    const key: PlanKey = { phase: 'prefill', nTokens: m, nOutputs: nOut, accel: false };
+    const k = planKeyNum(key, this.kvCapacity);
+    const p = this.pinned.get(k);
+    if (p) return p;
+    let c = this.plans.get(k);
+    if (c) {
+      this.plans.delete(k); // most recently used last
+      this.plans.set(k, c);
+      return c;
+    }
+    c = this.cached(this.graph(m, nOut), key);
+    this.remember(k, c);
+    return c;
+  }
+
+  /**
+   * Stages the flattened tokens [start, start + m) of a batch into the plan's inputs; seqRun ends at each
+   * sequence's next position. Graphs of several sequences get each entry's rows as that entry evaluated alone
+   * would have them (graph.ts inp_batch_rows): the first L - L % 4 of its L tokens in the batch rows, placed
+   * first (4-row groups of one entry), the rest (decode tokens) after them in the one-token rows; likewise the
+   * outputs. seqPerm maps each graph output row to its entry-order output.
+   */
+  private stageSeqs(c: CachedPlan, batch: readonly SeqTokens[], start: number, m: number): void {
+    const p = c.plan, run = this.seqRun, stride = this.seqStride, perm = this.seqPerm;
+    const split = p.batchRows !== undefined, gathered = p.nOutputs !== p.nTokens;
+    run.set(this.past);
+    let g = 0, og = 0, flat = 0;
+    if (split) {
+      for (let b = 0; b < batch.length; b++) {
+        const e = batch[b]!, n = e.tokens.length;
+        const len = Math.min(start + m, flat + n) - Math.max(start, flat);
+        if (len > 0) { g += len - (len % 4); if (e.logits === 'all') og += len - (len % 4); }
+        flat += n;
+      }
+      p.batchRows![0] = g;
+      p.batchRows![1] = og;
+    }
+    let iB = 0, iS = g, jB = 0, jS = og, k = 0;
+    let permuted = false;
+    flat = 0;
+    for (let b = 0; b < batch.length; b++) {
+      const e = batch[b]!, toks = e.tokens, n = toks.length, s = e.seq;
+      const lo = Math.max(start, flat), hi = Math.min(start + m, flat + n), len = hi - lo;
+      const gl = split ? len - (len % 4) : len;
+      const all = e.logits === 'all', last = e.logits === 'last';
+      for (let f = lo; f < hi; f++) {
+        const q = f - lo, i = q < gl ? iB++ : iS++;
+        const pos = run[s]!;
+        run[s] = pos + 1;
+        p.tokens[i] = toks[f - flat]!;
+        p.positions[i] = pos;
+        if (p.kvRows) p.kvRows[i] = s * stride + pos;
+        if (all || (last && f === flat + n - 1)) {
+          const j = gathered ? (all && q < gl ? jB++ : jS++) : i;
+          if (gathered) p.outRows[j] = i;
+          perm[j] = k;
+          if (j !== k) permuted = true;
+          k++;
+        }
+      }
+      flat += n;
+    }
+    if (k === 0) p.outRows[0] = m - 1;
+    this.seqPermuted = permuted;
+    p.upload();
+  }
+
+  /** Reads an evaluation's o output rows into `dest` in entry order (seqPerm). */
+  private readSeqs(c: CachedPlan, dest: Float32Array, o: number): void {
+    if (!this.seqPermuted) { c.plan.readOutput(dest); return; }
+    const nv = this.nVocab;
+    if (this.seqScratch.length < o * nv) this.seqScratch = new Float32Array(o * nv);
+    const tmp = this.seqScratch.subarray(0, o * nv);
+    c.plan.readOutput(tmp);
+    for (let j = 0; j < o; j++) dest.set(tmp.subarray(j * nv, (j + 1) * nv), this.seqPerm[j]! * nv);
+  }
+
+  /** The result view for nOut rows (reused while nOut stays the same; the buffer grows as needed). */
+  private seqResult(nOut: number): Float32Array {
+    const len = nOut * this.nVocab;
+    if (this.seqView.length === len && this.seqView.buffer === this.seqOut.buffer) return this.seqView;
+    if (this.seqOut.length < len) this.seqOut = new Float32Array(Math.max(len, 2 * this.seqOut.length));
+    this.seqView = this.seqOut.subarray(0, len);
+    this.seqResolved = Promise.resolve(this.seqView);
+    return this.seqView;
   }
 
   private copyRows(leaf: KvLeaf, from: KvLeaf['copies'][number], to: KvLeaf['copies'][number], r0: number, r1: number, dir: 'to_decode' | 'to_prefill'): void {

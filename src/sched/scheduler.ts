@@ -10,7 +10,7 @@
 
 import type { Backend, CompileRequest, ComputeContext, Device, DeviceBuffer, NodeGroup, Phase, Placement } from '../backends/backend.js';
 import { DeviceError, tensorBytes } from '../backends/backend.js';
-import type { Graph, TensorDesc } from '../graph/graph.js';
+import { multiSequence, type Graph, type TensorDesc } from '../graph/graph.js';
 import { rowBytes } from '../gguf/ggml-types.js';
 import { planArena, type ArenaRequest } from './arena.js';
 import type { Profiler } from './profile.js';
@@ -77,6 +77,10 @@ export interface Plan extends PlanKey {
   tokens: Int32Array;
   positions: Int32Array;
   outRows: Int32Array;
+  /** the cache row of each token: graphs of several sequences only (Graph.inputs.kvRows) */
+  kvRows?: Int32Array;
+  /** the two counts of Graph.inputs.batchRows (graphs of several sequences only) */
+  batchRows?: Int32Array;
   /** writes the staged inputs to every device slot that holds them */
   upload(): void;
   /** reads the graph output (f32) */
@@ -107,6 +111,9 @@ interface Layout extends PlanKey {
 }
 
 const tBytes = (t: TensorDesc) => tensorBytes(t, rowBytes);
+/** Can `d` run node `t`? Its own answer, and a multi-sequence attention only on a device that declares it understands one. */
+const supports = (d: Device, t: TensorDesc, g: Graph) => d.supportsOp(t, g) && (d.multiSequence === true || !multiSequence(t));
+const inputIdsOf = (g: Graph) => [g.inputs.tokens, g.inputs.positions, g.inputs.outputRows, ...(g.inputs.kvRows === undefined ? [] : [g.inputs.kvRows]), ...(g.inputs.batchRows === undefined ? [] : [g.inputs.batchRows])];
 const groupKey = (phase: Phase, nTokens: number, nOutputs: number) => `${phase}:${nTokens}:${nOutputs}`;
 
 /** Two graphs with the same tensors, ops and sources (they may differ in sizes only). */
@@ -233,7 +240,7 @@ export class Scheduler {
     for (const id of group.nodes) {
       const t = g.tensors[id]!;
       if (t.group !== group.name) return `claimed ${t.name} of ${t.group ?? 'no group'} in ${group.name}`;
-      if (!d.supportsOp(t, g)) return `does not support ${t.op} (${t.name})`;
+      if (!supports(d, t, g)) return `does not support ${t.op} (${t.name})${multiSequence(t) ? ' over several sequences' : ''}`;
     }
     return undefined;
   }
@@ -262,9 +269,9 @@ export class Scheduler {
 
   private perOp(g: Graph, t: TensorDesc, phase: Phase, batch: number): Device {
     const f = this.opts.phaseDevice?.[phase];
-    if (f && !f.claimGroups && f.supportsOp(t, g)) return f;
-    for (const d of this.opts.devices) if (!d.claimGroups && d.supportsOp(t, g) && d.prefersOp(t, g, batch)) return d;
-    for (const d of this.opts.devices) if (!d.claimGroups && d.supportsOp(t, g)) return d;
+    if (f && !f.claimGroups && supports(f, t, g)) return f;
+    for (const d of this.opts.devices) if (!d.claimGroups && supports(d, t, g) && d.prefersOp(t, g, batch)) return d;
+    for (const d of this.opts.devices) if (!d.claimGroups && supports(d, t, g)) return d;
     throw new SchedulerError('NO_DEVICE', `no device supports op ${t.op} (${t.name})`);
   }
 
@@ -316,7 +323,7 @@ export class Scheduler {
       if (last && last.device === d && last.group === gr) last.nodes.push(id);
       else runs.push({ device: d, nodes: [id], group: gr });
     }
-    const inputIds = [g.inputs.tokens, g.inputs.positions, g.inputs.outputRows];
+    const inputIds = inputIdsOf(g);
     const home = new Map<number, Device>();
     for (const id of g.nodes) home.set(id, devOf[id]!);
     const reqs = new Map<Device, ArenaRequest[]>();
@@ -473,8 +480,13 @@ export class Scheduler {
     // Inputs: staged on the host, written once per evaluation into their slot (straight into a
     // host-visible arena, else through the buffer's set with a view made here).
     const tokens = new Int32Array(g.nTokens), positions = new Int32Array(g.nTokens), outRows = new Int32Array(g.nOutputs);
+    const kvRows = g.inputs.kvRows === undefined ? undefined : new Int32Array(g.nTokens);
+    const batchRows = g.inputs.batchRows === undefined ? undefined : new Int32Array(2);
     const inputs: { p: Placement; src: Int32Array; bytes: Uint8Array; host: Int32Array | null; srcView: Int32Array | null }[] = [];
-    for (const [id, src] of [[g.inputs.tokens, tokens], [g.inputs.positions, positions], [g.inputs.outputRows, outRows]] as const) {
+    const staged: [number, Int32Array][] = [[g.inputs.tokens, tokens], [g.inputs.positions, positions], [g.inputs.outputRows, outRows]];
+    if (kvRows) staged.push([g.inputs.kvRows!, kvRows]);
+    if (batchRows) staged.push([g.inputs.batchRows!, batchRows]);
+    for (const [id, src] of staged) {
       const p = global.get(id);
       if (!p) continue; // unused by this graph
       inputs.push({ p, src, bytes: new Uint8Array(src.buffer, src.byteOffset, Math.min(src.byteLength, p.nBytes)), host: null, srcView: null });
@@ -494,6 +506,8 @@ export class Scheduler {
       graph: g,
       splits,
       tokens, positions, outRows,
+      ...(kvRows ? { kvRows } : {}),
+      ...(batchRows ? { batchRows } : {}),
       assignment,
       stateDevice: l.stateDevice,
       sync,
@@ -510,7 +524,7 @@ export class Scheduler {
         }
       },
       setInput(id, values) {
-        const dst = id === g.inputs.tokens ? tokens : id === g.inputs.positions ? positions : id === g.inputs.outputRows ? outRows : null;
+        const dst = id === g.inputs.tokens ? tokens : id === g.inputs.positions ? positions : id === g.inputs.outputRows ? outRows : id === g.inputs.kvRows ? kvRows ?? null : id === g.inputs.batchRows ? batchRows ?? null : null;
         if (!dst) return;
         dst.set(values.subarray(0, dst.length));
         this.upload();

@@ -5,7 +5,7 @@
 // here too (with its scratch) so they allocate nothing either.
 import type { Placement } from '../backend.js';
 import type { Graph, TensorDesc } from '../../graph/graph.js';
-import { nElements } from '../../graph/graph.js';
+import { multiSequence, nElements } from '../../graph/graph.js';
 import { GgmlType } from '../../gguf/ggml-types.js';
 import { computeNode } from '../reference/device.js';
 import { mulMat, mulMatScratchBytes } from '../reference/matmul.js';
@@ -245,6 +245,12 @@ export class Compiler {
         rt.reserve(nTok, cols);
         const wp = p(0), xp = p(1);
         if (oneRowOrder(wt, rows, nTok)) return () => rt.matmulRows(wt, wp, rows, cols, xp, nTok, y);
+        if (t.src.length > 2) {
+          // graph.ts inp_batch_rows: rows from br[i] on in the one-token order
+          const br = this.i32(at(t.src[2]!), 2), i = t.params.batchRow as number;
+          if (shared) return () => rt.matmulShared(wt, wp, rows, cols, nTok, y, br[i]!);
+          return () => rt.matmul(wt, wp, rows, cols, xp, nTok, y, undefined, undefined, br[i]!);
+        }
         if (shared) return () => rt.matmulShared(wt, wp, rows, cols, nTok, y);
         return () => rt.matmul(wt, wp, rows, cols, xp, nTok, y);
       }
@@ -349,6 +355,7 @@ export class Compiler {
           q: p(0), k: p(1), v: p(2), out: y, nTokens: nTok, nHead: pp.nHead as number, nKvHead: pp.nHeadKv as number,
           headDim: hd, scale: pp.scale as number, positions: p(3), maxPos: 0, window: pp.window as number, softcap: (pp.softcap as number) || 0,
         };
+        if (multiSequence(t)) return this.attentionSeqs(t, args, pos, cacheSlots);
         return () => {
           let maxPos = 0;
           for (let i = 0; i < nTok; i++) {
@@ -423,6 +430,55 @@ export class Compiler {
     };
   }
 
+  /**
+   * Attention over several sequences' regions (graph.ts seqStride), numerics as ref.attentionSeqs: tokens alone
+   * in their sequence in the one-token order (consecutive ones in one dispatch), each sequence with several
+   * tokens in the batch order over its own rows, widened once for all its runs of tokens.
+   */
+  private attentionSeqs(t: TensorDesc, args: GgmlAttentionArgs, rows: Int32Array, cacheSlots: number): () => void {
+    const rt = this.rt, nTok = args.nTokens, stride = t.params.seqStride as number, nRegions = Math.floor(cacheSlots / stride);
+    const q0 = args.q, out0 = args.out, pos0 = args.positions, tokBytes = args.nHead * args.headDim * 4;
+    const count = new Int32Array(nRegions), maxRow = new Int32Array(nRegions), region = new Int32Array(nTok);
+    const run = (i: number, j: number, batch: boolean, kvBase: number, maxPos: number, reuseKv: boolean, pairs: number) => {
+      args.q = q0 + i * tokBytes; args.out = out0 + i * tokBytes; args.positions = pos0 + 4 * i; args.nTokens = j - i;
+      args.batch = batch; args.kvBase = kvBase; args.maxPos = maxPos; args.reuseKv = reuseKv; args.pairs = pairs;
+      rt.attentionGgml(args);
+    };
+    args.seqStride = stride;
+    return () => {
+      count.fill(0);
+      for (let i = 0; i < nTok; i++) {
+        const r = rows[i]!;
+        if (!(r >= 0 && r < cacheSlots)) throw positionError(t, r, cacheSlots);
+        const g = (r / stride) | 0;
+        region[i] = g;
+        if (count[g]++ === 0 || r > maxRow[g]!) maxRow[g] = r;
+      }
+      // tokens alone in their sequence (decode tokens): the one-token order, consecutive ones in one dispatch
+      for (let i = 0; i < nTok;) {
+        if (count[region[i]!]! !== 1) { i++; continue; }
+        let j = i, pairs = 0;
+        for (; j < nTok && count[region[j]!]! === 1; j++) pairs += rows[j]! % stride + 1;
+        run(i, j, false, 0, cacheSlots - 1, false, pairs);
+        i = j;
+      }
+      // sequences with several tokens: the batch order over their own rows, widened once per sequence
+      for (let g = 0; g < nRegions; g++) {
+        if (count[g]! < 2) continue;
+        const base = g * stride, pairs = count[g]! * (maxRow[g]! - base + 1);
+        let widened = false;
+        for (let i = 0; i < nTok;) {
+          if (region[i] !== g) { i++; continue; }
+          let j = i + 1;
+          while (j < nTok && region[j] === g) j++;
+          run(i, j, true, base, maxRow[g]!, widened, pairs);
+          widened = true;
+          i = j;
+        }
+      }
+    };
+  }
+
   /** The reference kernel of a node on views of the same memory, bound once (views, scratch) where it runs while decoding. */
   private reference(g: Graph, t: TensorDesc, at: (id: number) => Placement): () => void {
     const src = (i: number) => g.tensors[t.src[i]!]!;
@@ -434,6 +490,17 @@ export class Compiler {
         const w = src(0), x = src(1), wt = typeId(w), cols = w.shape[0]!, rows = w.shape[1] ?? 1, nTok = x.shape[1] ?? 1;
         const wv = new Uint8Array(this.rt.memory.buffer, ptrOf(at(w.id)), tensorBytes(w)), xv = in32(1), yv = out();
         const act = new Uint8Array(mulMatScratchBytes(wt, cols, nTok));
+        if (t.src.length > 2) {
+          // rows from br[i] on one at a time (graph.ts inp_batch_rows), on row views made here
+          const br = this.i32(at(t.src[2]!), 2), i = t.params.batchRow as number;
+          const xr = Array.from({ length: nTok }, (_, r) => xv.subarray(r * cols, (r + 1) * cols));
+          const yr = Array.from({ length: nTok }, (_, r) => yv.subarray(r * rows, (r + 1) * rows));
+          return () => {
+            const single = Math.max(0, Math.min(br[i]!, nTok));
+            if (single > 0) mulMat(wt, wv, cols, rows, xv, single, yv, act);
+            for (let r = single; r < nTok; r++) mulMat(wt, wv, cols, rows, xr[r]!, 1, yr[r]!, act);
+          };
+        }
         return () => mulMat(wt, wv, cols, rows, xv, nTok, yv, act);
       }
       case 'geglu': {
@@ -449,6 +516,13 @@ export class Compiler {
         const qv = in32(0), kv = cache(kc), vv = cache(vc), pos = this.i32(at(t.src[3]!), nTok), yv = out();
         const params = t.params as unknown as ref.AttentionParams;
         const ws = ref.attentionWorkspace(params, slots);
+        const stride = (t.params.seqStride as number | undefined) ?? 0;
+        if (stride > 0) {
+          return () => {
+            for (let i = 0; i < nTok; i++) if (!(pos[i]! >= 0 && pos[i]! < slots)) throw positionError(t, pos[i]!, slots);
+            ref.attentionSeqs(qv, nTok, pos, stride, kv, vv, params, yv, ws);
+          };
+        }
         return () => {
           let maxPos = 0;
           for (let i = 0; i < nTok; i++) {

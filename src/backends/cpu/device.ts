@@ -53,6 +53,7 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
     memory: () => ({ free: rt.maxBytes - rt.liveBytes(), total: rt.maxBytes }),
     bufferType: () => bt,
     supportsOp: () => true,
+    multiSequence: true,
     prefersOp: () => true,
     createBackend(): Backend {
       return {

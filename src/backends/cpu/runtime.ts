@@ -107,9 +107,12 @@ export interface CpuRuntime {
    * tokens and Q4_K GEMM rows; nothing else may have called matmul in between): no quantization and no
    * side table again, e.g. for the K and V projections after Q. Throws when the activations differ.
    */
-  matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number): void;
-  /** as matmulQ from f32 activations xStride bytes apart (default cols*4), quantized first into the runtime's scratch as ggml does */
-  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride?: number, yStride?: number): void;
+  matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number, single?: number): void;
+  /**
+   * as matmulQ from f32 activations xStride bytes apart (default cols*4), quantized first into the runtime's scratch as ggml does.
+   * `single` (default nTokens): activation rows from it on take the one-token kernel order (Q4_K: GEMV, not GEMM; graph.ts inp_batch_rows).
+   */
+  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride?: number, yStride?: number, single?: number): void;
   /** as matmul, each row in the float order of llama.cpp's one-token kernel (mul_mat_id: no tinyBLAS, no Q4_K GEMM) */
   matmulRows(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void;
   /** a scratch region of at least `bytes` for gathering rows (mul_mat_id); grows once to the largest plan, so calls with a reserved size allocate nothing */
@@ -255,15 +258,15 @@ class Runtime implements CpuRuntime {
   matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride?: number, aStride?: number, nGemm?: number): void {
     this.mm.matmulQ(wtype, w, rows, cols, a, nTokens, y, yStride, aStride, nGemm);
   }
-  matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number): void {
-    this.mm.matmulShared(wtype, w, rows, cols, nTokens, y);
+  matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number, single?: number): void {
+    this.mm.matmulShared(wtype, w, rows, cols, nTokens, y, single);
   }
   matmulRows(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void {
     this.mm.matmulRows(wtype, w, rows, cols, x, nTokens, y);
   }
   gatherScratch(bytes: number): number { return this.gather.grow(bytes); }
-  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride?: number, yStride?: number): void {
-    this.mm.matmul(wtype, w, rows, cols, x, nTokens, y, xStride, yStride);
+  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride?: number, yStride?: number, single?: number): void {
+    this.mm.matmul(wtype, w, rows, cols, x, nTokens, y, xStride, yStride, single);
   }
   repackRows4(w: number, rows: number, cols: number, wtype?: number): number { return this.layouts.repackRows4(w, rows, cols, wtype); }
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void { this.layouts.getRows(wtype, table, cols, ids, out); }

@@ -45,7 +45,9 @@ export function computeNode(g: Graph, t: TensorDesc, at: (id: number) => Placeme
     case 'mul_mat': {
       const w = src(0);
       const x = src(1);
-      k.mulMat(typeId(w), bytes(at(w.id)), w.shape[0]!, w.shape[1] ?? 1, inF32(1), x.shape[1] ?? 1, out());
+      const m = x.shape[1] ?? 1;
+      const single = t.src.length > 2 ? i32(at(t.src[2]!), 2)[t.params.batchRow as number]! : m;
+      k.mulMat(typeId(w), bytes(at(w.id)), w.shape[0]!, w.shape[1] ?? 1, inF32(1), m, out(), undefined, single);
       return;
     }
     case 'add': case 'mul':
@@ -80,6 +82,11 @@ export function computeNode(g: Graph, t: TensorDesc, at: (id: number) => Placeme
       const kc = src(1), vc = src(2);
       const posT = src(3);
       const pos = i32(at(posT.id), posT.shape[0]!);
+      const stride = (t.params.seqStride as number | undefined) ?? 0;
+      if (stride > 0) {
+        k.attentionSeqs(inF32(0), q.shape[1]!, pos, stride, cacheView(kc, at(kc.id)), cacheView(vc, at(vc.id)), t.params as unknown as k.AttentionParams, out());
+        return;
+      }
       let maxPos = 0;
       for (let i = 0; i < pos.length; i++) if (pos[i]! > maxPos) maxPos = pos[i]!;
       k.attention(inF32(0), q.shape[1]!, pos, cacheView(kc, at(kc.id)), cacheView(vc, at(vc.id)), t.params as unknown as k.AttentionParams, out(), maxPos);
@@ -142,6 +149,7 @@ export function referenceDevice(): Device {
     memory: () => ({ free: 0, total: 0 }),
     bufferType: () => bufferType,
     supportsOp: () => true,
+    multiSequence: true,
     prefersOp: () => true,
     createBackend(): Backend {
       return {

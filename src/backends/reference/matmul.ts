@@ -19,9 +19,16 @@ export function mulMatScratchBytes(wType: number, k: number, m: number): number 
 
 /**
  * y[i][j] = W[j] · x[i] for i < m activation rows of length k and j < n weight rows. `act`: room for the
- * quantized activations (mulMatScratchBytes); without it they are allocated per call.
+ * quantized activations (mulMatScratchBytes); without it they are allocated per call. Rows from `single`
+ * on are computed one at a time (the one-token kernel orders).
  */
-export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Float32Array, m: number, y: Float32Array, act?: Uint8Array): void {
+export function mulMat(wType: number, w: Uint8Array, k: number, n: number, x: Float32Array, m: number, y: Float32Array, act?: Uint8Array, single = m): void {
+  if (single < m) {
+    // rows from `single` on as one-token evaluations would compute them (graph.ts: inp_batch_rows)
+    if (single > 0) mulMat(wType, w, k, n, x, single, y, act);
+    for (let r = Math.max(0, single); r < m; r++) mulMat(wType, w, k, n, x.subarray(r * k, (r + 1) * k), 1, y.subarray(r * n, (r + 1) * n), act);
+    return;
+  }
   if (wType === GgmlType.F32) return mulMatF32(w, k, n, x, m, y);
   if (wType === GgmlType.F16) return mulMatF16(w, k, n, x, m, y);
   const vt = vecDotType(wType);

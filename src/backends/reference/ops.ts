@@ -228,24 +228,56 @@ function kvViewLength(maxPos: number): number {
  * The f32-cache path keeps plain sums (not checked against ggml).
  */
 export function attention(q: Float32Array, nTok: number, pos: Int32Array, k: Cache, v: Cache, p: AttentionParams, y: Float32Array, maxPos: number, ws?: AttentionWorkspace): void {
+  if (!ws || ws.slots <= maxPos || ws.qh.length < p.headDimK) ws = attentionWorkspace(p, maxPos + 1);
+  attentionRun(q, 0, nTok, pos, 0, k, v, p, y, maxPos, ws, nTok >= 2);
+}
+
+/**
+ * Attention of several sequences sharing one cache (graph.ts: params.seqStride): the tokens of each sequence
+ * (rows in one region of `stride` rows, wherever they sit in the batch) are computed exactly as attention()
+ * computes them over a cache holding only that sequence (rows relative to the region's first), so a sequence's
+ * result never depends on another's tokens: one token in the one-token (decode) dot order, several in the
+ * batch order, as the single-sequence context evaluating them alone would.
+ */
+export function attentionSeqs(q: Float32Array, nTok: number, rows: Int32Array, stride: number, k: Cache, v: Cache, p: AttentionParams, y: Float32Array, ws?: AttentionWorkspace): void {
+  for (let t0 = 0; t0 < nTok; t0++) {
+    const base = rows[t0]! - (rows[t0]! % stride);
+    let first = true;
+    for (let t = 0; t < t0 && first; t++) if (rows[t]! - (rows[t]! % stride) === base) first = false;
+    if (!first) continue; // its sequence was done with the sequence's first token
+    let count = 0, maxRel = 0;
+    for (let t = t0; t < nTok; t++) if (rows[t]! - (rows[t]! % stride) === base) { count++; maxRel = Math.max(maxRel, rows[t]! - base); }
+    if (!ws || ws.slots <= maxRel || ws.qh.length < p.headDimK) ws = attentionWorkspace(p, maxRel + 1);
+    for (let t = t0; t < nTok;) {
+      if (rows[t]! - (rows[t]! % stride) !== base) { t++; continue; }
+      let t1 = t + 1;
+      while (t1 < nTok && rows[t1]! - (rows[t1]! % stride) === base) t1++;
+      attentionRun(q, t, t1, rows, base, k, v, p, y, maxRel, ws, count >= 2);
+      t = t1;
+    }
+  }
+}
+
+/** Query tokens [t0, t1) over cache rows row0.. (their positions: pos[t] - row0, at most maxPos); `batch`: the tinyBLAS dot order. */
+function attentionRun(q: Float32Array, t0: number, t1: number, pos: Int32Array, row0: number, k: Cache, v: Cache, p: AttentionParams, y: Float32Array, maxPos: number, ws: AttentionWorkspace, batch: boolean): void {
   const { nHead, nHeadKv, headDimK: dk, headDimV: dv } = p;
   const f16 = k instanceof Uint16Array;
   const group = nHead / nHeadKv;
   const rowK = dk * nHeadKv;
   const rowV = dv * nHeadKv;
   const nKv = kvViewLength(maxPos);
-  if (!ws || ws.slots <= maxPos || ws.qh.length < dk) ws = attentionWorkspace(p, maxPos + 1);
   const { scores, w, chunk, qh, kf, vf } = ws;
   const kqScale = Math.fround(p.scale);
   const capF = Math.fround(p.softcap), invCap = Math.fround(1 / capF);
   // K·Q and V·softmax are f16 mul_mats: tinyBLAS for a batch of >= 2 tokens, ggml_vec_dot_f16 for one
-  const dotKV = nTok >= 2 ? dotF16Order : dotF16Vec;
+  const dotKV = batch ? dotF16Order : dotF16Vec;
   // the cache as f32 values (f16-exact for an f16 cache); V rows past maxPos pad the view with zeros
-  for (let i = 0; i < (maxPos + 1) * rowK; i++) kf[i] = f16 ? F16_TO_F32[(k as Uint16Array)[i]!]! : k[i]!;
-  for (let i = 0; i < (maxPos + 1) * rowV; i++) vf[i] = f16 ? F16_TO_F32[(v as Uint16Array)[i]!]! : v[i]!;
+  const k0 = row0 * rowK, v0 = row0 * rowV;
+  for (let i = 0; i < (maxPos + 1) * rowK; i++) kf[i] = f16 ? F16_TO_F32[(k as Uint16Array)[k0 + i]!]! : k[k0 + i]!;
+  for (let i = 0; i < (maxPos + 1) * rowV; i++) vf[i] = f16 ? F16_TO_F32[(v as Uint16Array)[v0 + i]!]! : v[v0 + i]!;
   vf.fill(0, (maxPos + 1) * rowV, nKv * rowV);
-  for (let t = 0; t < nTok; t++) {
-    const p0 = pos[t]!;
+  for (let t = t0; t < t1; t++) {
+    const p0 = pos[t]! - row0;
     const lo = p.window > 0 ? Math.max(0, p0 - p.window + 1) : 0;
     for (let h = 0; h < nHead; h++) {
       const kvh = Math.floor(h / group);

@@ -27,6 +27,16 @@ export interface GgmlAttentionArgs {
   window: number;
   /** scores become tanh(s / softcap) * softcap before the scale (gemma2); 0 or absent: none */
   softcap?: number;
+  /** several sequences in one cache (graph.ts seqStride): positions are cache rows, a token sees rows from r - r % seqStride */
+  seqStride?: number;
+  /** the tinyBLAS (batch) dot order; default: nTokens >= 2 */
+  batch?: boolean;
+  /** batch: the first cache row any of these tokens sees (K/V are widened from it; a multiple of 16) */
+  kvBase?: number;
+  /** batch: K/V rows [kvBase, maxPos] were widened by the previous call: reuse them */
+  reuseKv?: boolean;
+  /** the (query token, cache row) pairs, whose work decides threading (default: every token over maxPos - kvBase + 1 rows) */
+  pairs?: number;
 }
 
 /** attn_kv_f32's output: K and V of every kv head widened to f32, positions rounded up to 16 */
@@ -67,7 +77,8 @@ export class Attention {
     const { nTokens, nHead, nKvHead, headDim } = p;
     if (nHead % nKvHead) throw new CpuRuntimeError('BAD_SHAPE', `${nHead} heads do not share ${nKvHead} kv heads evenly`);
     const items = nTokens * nHead;
-    const work = items * headDim * (p.maxPos + 1) * 4;
+    const batch = p.batch ?? nTokens >= 2, kvBase = batch ? p.kvBase ?? 0 : 0;
+    const work = (p.pairs ?? nTokens * (p.maxPos - kvBase + 1)) * nHead * headDim * 4;
     const threads = work < this.minWork ? 1 : this.threads;
     const slice = Math.ceil(items / threads);
     const perThread = ggmlAttnScratchBytes(headDim, p.maxPos);
@@ -80,18 +91,22 @@ export class Attention {
     i32[b + (abi.AG_N_HEAD >> 2)] = nHead; i32[b + (abi.AG_GQA >> 2)] = nHead / nKvHead; i32[b + (abi.AG_HEAD_DIM >> 2)] = headDim;
     f32[b + (abi.AG_SCALE >> 2)] = p.scale; i32[b + (abi.AG_WINDOW >> 2)] = p.window; i32[b + (abi.AG_POSITIONS >> 2)] = p.positions;
     i32[b + (abi.AG_SCRATCH >> 2)] = scr; i32[b + (abi.AG_SCRATCH_BYTES >> 2)] = perThread;
-    i32[b + (abi.AG_SLICE >> 2)] = slice; i32[b + (abi.AG_BATCH >> 2)] = nTokens >= 2 ? 1 : 0;
+    i32[b + (abi.AG_SLICE >> 2)] = slice; i32[b + (abi.AG_BATCH >> 2)] = batch ? 1 : 0;
     f32[b + (abi.AG_SOFTCAP >> 2)] = p.softcap ?? 0;
-    if (nTokens >= 2) {
-      // widen K (rows) and V (transposed) to f32 once for all query tokens and heads
-      const p16 = alignUp(p.maxPos + 1, 16);
-      const kv = this.kv.grow(attnKvBytes(nKvHead, headDim, p.maxPos));
-      const q = pp + abi.AKV_BLOCK, c = q >> 2;
+    i32[b + (abi.AG_SEQ_STRIDE >> 2)] = p.seqStride ?? 0; i32[b + (abi.AG_KV_BASE >> 2)] = kvBase;
+    if (batch) {
+      // widen K (rows) and V (transposed) to f32 once for all query tokens and heads: rows [kvBase, maxPos]
+      const span = p.maxPos - kvBase;
+      const p16 = alignUp(span + 1, 16);
+      const kv = this.kv.grow(attnKvBytes(nKvHead, headDim, span));
       const vt = kv + nKvHead * p16 * headDim * 4;
-      i32[c + (abi.AKV_K >> 2)] = p.k; i32[c + (abi.AKV_V >> 2)] = p.v; i32[c + (abi.AKV_KV_STRIDE >> 2)] = nKvHead * headDim * 2;
-      i32[c + (abi.AKV_HEAD_DIM >> 2)] = headDim; i32[c + (abi.AKV_MAX_POS >> 2)] = p.maxPos;
-      i32[c + (abi.AKV_KF >> 2)] = kv; i32[c + (abi.AKV_VT >> 2)] = vt; i32[c + (abi.AKV_P16 >> 2)] = p16;
-      this.pool.dispatch(KERNEL_INDEX.attn_kv_f32, nKvHead * (p16 / 16), 1, nKvHead * p16 * headDim * 8, q);
+      if (!p.reuseKv) {
+        const q = pp + abi.AKV_BLOCK, c = q >> 2, rowBytes = nKvHead * headDim * 2;
+        i32[c + (abi.AKV_K >> 2)] = p.k + kvBase * rowBytes; i32[c + (abi.AKV_V >> 2)] = p.v + kvBase * rowBytes; i32[c + (abi.AKV_KV_STRIDE >> 2)] = rowBytes;
+        i32[c + (abi.AKV_HEAD_DIM >> 2)] = headDim; i32[c + (abi.AKV_MAX_POS >> 2)] = span;
+        i32[c + (abi.AKV_KF >> 2)] = kv; i32[c + (abi.AKV_VT >> 2)] = vt; i32[c + (abi.AKV_P16 >> 2)] = p16;
+        this.pool.dispatch(KERNEL_INDEX.attn_kv_f32, nKvHead * (p16 / 16), 1, nKvHead * p16 * headDim * 8, q);
+      }
       i32[b + (abi.AG_KF >> 2)] = kv; i32[b + (abi.AG_VT >> 2)] = vt; i32[b + (abi.AG_P16 >> 2)] = p16;
     }
     this.pool.dispatch(KERNEL_INDEX.attn_ggml, items, 1, work, pp);

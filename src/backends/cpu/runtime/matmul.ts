@@ -104,8 +104,8 @@ export class Matmuls {
     this.pool.dispatch(KERNEL_INDEX[this.fastNumerics && k.fast ? k.fast : k.name], rows, k.rowAlign, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs, nGemm);
   }
 
-  matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number): void {
-    const vt = activationTypeFor(wtype), nGemm = q4KGemmRows(wtype, rows, nTokens);
+  matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number, single = nTokens): void {
+    const vt = activationTypeFor(wtype), nGemm = q4KGemmRows(wtype, rows, Math.min(single, nTokens));
     if (vt === GgmlType.F32 || vt !== this.lastVt || cols !== this.lastCols || nTokens !== this.lastTok || nGemm !== this.lastGemm) {
       throw new CpuRuntimeError('BAD_SHAPE', `matmulShared: the last matmul quantized other activations (type ${this.lastVt}, ${this.lastCols} x ${this.lastTok})`);
     }
@@ -130,12 +130,12 @@ export class Matmuls {
     this.mm(wtype, w, rows, cols, a, nTokens, y, rows * 4, -1, 0, true);
   }
 
-  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride = cols * 4, yStride = rows * 4): void {
+  matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride = cols * 4, yStride = rows * 4, single = nTokens): void {
     const vtype = activationTypeFor(wtype);
     if (vtype === GgmlType.F32) return this.matmulQ(wtype, w, rows, cols, x, nTokens, y, yStride, xStride);
     weightRowBytes(wtype, cols);
     const a = this.growScratch(activationRowBytes(vtype, cols) * nTokens);
-    const nGemm = q4KGemmRows(wtype, rows, nTokens);
+    const nGemm = q4KGemmRows(wtype, rows, Math.min(single, nTokens));
     this.lastVt = -1;
     this.quantize(vtype, x, cols, nTokens, a, xStride, nGemm);
     this.lastVt = vtype; this.lastCols = cols; this.lastTok = nTokens; this.lastGemm = nGemm; this.lastAuxVt = -1;
