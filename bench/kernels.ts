@@ -1,7 +1,8 @@
 // Micro-benchmark of the CPU matvec/matmul kernels: GB/s of weights streamed for decode (1 token) and
 // tokens/s-equivalent GFLOP/s for a small prefill batch, at 1 and 2 threads (or --threads a,b,...).
 // Weights are repacked into the cpu device's layouts (Q4_0 -> Q4_0r4; fast numerics: Q8_0 -> Q8_0r4) unless --no-repack.
-// Usage: npm run bench:kernels [-- --numerics exact|fast --relaxed true|false --no-repack --mb 64 --seconds 0.5 --threads 1,2 --types Q4_0,Q8_0,Q4_K,Q6_K --tokens 32]
+// Usage: npm run bench:kernels [-- --numerics exact|fast --relaxed true|false --no-repack --mb 64 --seconds 0.5 --threads 1,2 --types Q4_0,Q8_0,Q4_K,Q6_K --tokens 32 --gemv]
+// --gemv: the batch's tokens in the one-token order (several sequences' decode tokens, graph.ts inp_batch_rows), not the GEMM order.
 // Numbers are noisy on a shared machine: run a few times.
 import { createCpuRuntime, weightRowBytes, activationTypeFor, activationRowBytes } from '../src/backends/cpu/index.js';
 import { ggmlTypeByName, GgmlType } from '../src/gguf/ggml-types.js';
@@ -83,7 +84,7 @@ for (const threads of THREADS) {
     const tv = time(() => rt.matmulQ(wtype, w, rows, COLS, a, 1, y), threads);
     const tvCpu = lastCpu;
     const tq = time(() => rt.matmul(wtype, w, rows, COLS, x, 1, y));
-    const tp = time(() => rt.matmulQ(wtype, w, rows, COLS, a, TOKENS, y));
+    const tp = time(() => process.argv.includes('--gemv') ? rt.matmulQ(wtype, w, rows, COLS, a, TOKENS, y, undefined, undefined, 0) : rt.matmulQ(wtype, w, rows, COLS, a, TOKENS, y));
     const gb = (rows * rb) / 1e9;
     console.log(`  ${name.padEnd(5)} ${rows}x${COLS} (${(gb * 1000).toFixed(0)} MB): matvec ${(gb / tv).toFixed(2)} GB/s (${(tv * 1e3).toFixed(2)} ms; cpu-time ${(gb / tvCpu).toFixed(2)} GB/s; with x quantize ${(gb / tq).toFixed(2)} GB/s)` +
       `  matmul x${TOKENS}: ${((2 * rows * COLS * TOKENS) / tp / 1e9).toFixed(1)} GFLOP/s`);

@@ -21,6 +21,14 @@ import { ROW_TILE } from './tile';
   }
   return i32x4.add(i32x4.mul(lo, sl), i32x4.mul(hi, sh));
 }
+// relaxed SIMD: one 64-value chunk of one token, (low nibbles . 32 activations) * sl + (high . next 32) * sh in
+// i32 lanes: the i8 x i7 pair products summed on i16 lanes (|.| <= 4 * 15 * 128 per lane after the add),
+// then pmaddwd by the i16 scale splats. The same exact integers as q4k_chunk, fewer instructions.
+@inline function q4k_sub(aq: usize, l0: v128, l1: v128, h0: v128, h1: v128, sl16: v128, sh16: v128): v128 {
+  const lo = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq), l0), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 16), l1));
+  const hi = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 32), h0), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 48), h1));
+  return i32x4.add(i32x4.dot_i16x8_s(lo, sl16), i32x4.dot_i16x8_s(hi, sh16));
+}
 // Q4_K as llama.cpp runs repacked Q4_K weights (rows % 8 == 0): ggml_gemv_q4_K_8x8_q8_K fuses one
 // multiply-add per super-block (the whole integer sum by d = d_w*d_a, the mins' sum by dmin*d_a; result
 // acc - acc_min); the GEMM for groups of 4 activation rows (dot4t_q4_K) fuses one per 64 values.
@@ -39,11 +47,24 @@ import { ROW_TILE } from './tile';
     let isum = i32x4.splat(0);
     let qs = w + 16, q8 = ax, aq = a + 4;
     const qe = qs + 128;
-    while (qs < qe) {
-      isum = i32x4.add(isum, q4k_chunk(qs, q8, aq, i32x4.shuffle(sc, sc, 0, 0, 0, 0), i32x4.shuffle(sc, sc, 1, 1, 1, 1)));
-      sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
-      sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
-      qs += 32; q8 += 128; aq += 64;
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      const mb = i8x16.splat(0x0f);
+      let s16 = i16x8.extend_low_i8x16_u(smv);
+      while (qs < qe) {
+        const v0 = v128.load(qs), v1 = v128.load(qs, 16);
+        const sl16 = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+        const sh16 = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+        isum = i32x4.add(isum, q4k_sub(aq, v128.and(v0, mb), v128.and(v1, mb), v128.and(i16x8.shr_u(v0, 4), mb), v128.and(i16x8.shr_u(v1, 4), mb), sl16, sh16));
+        s16 = i8x16.shuffle(s16, s16, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3);
+        qs += 32; aq += 64;
+      }
+    } else {
+      while (qs < qe) {
+        isum = i32x4.add(isum, q4k_chunk(qs, q8, aq, i32x4.shuffle(sc, sc, 0, 0, 0, 0), i32x4.shuffle(sc, sc, 1, 1, 1, 1)));
+        sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
+        sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
+        qs += 32; q8 += 128; aq += 64;
+      }
     }
     if (exact) {
       acc = fmaf(<f32>hsum_i32x4(isum), d, acc);
@@ -94,19 +115,30 @@ import { ROW_TILE } from './tile';
     // per 8 weights shared by the 4 tokens instead of an i32 multiply per token.
     let s16 = i16x8.extend_low_i8x16_u(smv);
     let mja = mj0, mjb = mj1, mjc = mj2, mjd = mj3;
-    let qs = w + 16, q8 = ax;
+    let qs = w + 16, q8 = ax, aq = a + 4;
     for (let j = 0; j < 4; j++) {
       const sl = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
       const sh = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
-      const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
-      const l0 = i16x8.mul(v128.and(u0, m4), sl), l1 = i16x8.mul(v128.and(u1, m4), sl);
-      const l2 = i16x8.mul(v128.and(u2, m4), sl), l3 = i16x8.mul(v128.and(u3, m4), sl);
-      const h0 = i16x8.mul(i16x8.shr_u(u0, 4), sh), h1 = i16x8.mul(i16x8.shr_u(u1, 4), sh);
-      const h2 = i16x8.mul(i16x8.shr_u(u2, 4), sh), h3 = i16x8.mul(i16x8.shr_u(u3, 4), sh);
-      const p0 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8), dot32_w16(h0, h1, h2, h3, q8 + 64));
-      const p1 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + axs), dot32_w16(h0, h1, h2, h3, q8 + axs + 64));
-      const p2 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + 2 * axs), dot32_w16(h0, h1, h2, h3, q8 + 2 * axs + 64));
-      const p3 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + 3 * axs), dot32_w16(h0, h1, h2, h3, q8 + 3 * axs + 64));
+      let p0: v128, p1: v128, p2: v128, p3: v128;
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        // the int8 activations and pmaddubsw + pmaddwd (q4k_sub): the same exact 64-value sums
+        const v0 = v128.load(qs), v1 = v128.load(qs, 16), mb = i8x16.splat(0x0f);
+        const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
+        p0 = q4k_sub(aq, n0, n1, n2, n3, sl, sh);
+        p1 = q4k_sub(aq + as, n0, n1, n2, n3, sl, sh);
+        p2 = q4k_sub(aq + 2 * as, n0, n1, n2, n3, sl, sh);
+        p3 = q4k_sub(aq + 3 * as, n0, n1, n2, n3, sl, sh);
+      } else {
+        const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
+        const l0 = i16x8.mul(v128.and(u0, m4), sl), l1 = i16x8.mul(v128.and(u1, m4), sl);
+        const l2 = i16x8.mul(v128.and(u2, m4), sl), l3 = i16x8.mul(v128.and(u3, m4), sl);
+        const h0 = i16x8.mul(i16x8.shr_u(u0, 4), sh), h1 = i16x8.mul(i16x8.shr_u(u1, 4), sh);
+        const h2 = i16x8.mul(i16x8.shr_u(u2, 4), sh), h3 = i16x8.mul(i16x8.shr_u(u3, 4), sh);
+        p0 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8), dot32_w16(h0, h1, h2, h3, q8 + 64));
+        p1 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + axs), dot32_w16(h0, h1, h2, h3, q8 + axs + 64));
+        p2 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + 2 * axs), dot32_w16(h0, h1, h2, h3, q8 + 2 * axs + 64));
+        p3 = i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + 3 * axs), dot32_w16(h0, h1, h2, h3, q8 + 3 * axs + 64));
+      }
       // |sum of 64 values| <= 64*15*127*63 < 2^24 and the mins term likewise: exact in f32, so straight to f64
       const sj = hsum4_i32(p0, p1, p2, p3);
       const mj = mja;
@@ -123,7 +155,7 @@ import { ROW_TILE } from './tile';
         c0 = round2(f0); c1 = round2(f1); m0 = round2(f2); m1 = round2(f3);
       }
       s16 = i8x16.shuffle(s16, s16, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3);
-      qs += 32; q8 += 128;
+      qs += 32; q8 += 128; aq += 64;
     }
     w += 144; a += 292; ax += 512;
   }
@@ -221,6 +253,92 @@ import { ROW_TILE } from './tile';
   store<f32>(y + 4, f32x4.extract_lane(r1, 0)); store<f32>(y + ys + 4, f32x4.extract_lane(r1, 1));
   store<f32>(y + 2 * ys + 4, f32x4.extract_lane(r1, 2)); store<f32>(y + 3 * ys + 4, f32x4.extract_lane(r1, 3));
 }
+// dot_q4_K's order (the one-token GEMV) for 4 activation rows (tokens) at once: several sequences' decode
+// tokens batched together keep the logits each would get alone (NOTES.md "Continuous batching"), while the
+// nibbles, scales and mins are decoded once for the 4. Integer sums are exact, so lane t of the transposed
+// sums is token t's hsum_i32x4; the float side runs in f32x4 / f64x2 lanes (lane = token), each lane the
+// same f32 operations (exact: fmaf) as dot_q4_K's scalar chain. a/ax: token 0's Q8_K row and widened
+// quants, the next tokens as / axs apart; results at y, y + ys, y + 2ys, y + 3ys.
+@inline function q4k_minsum_lanes(smv: v128, a: usize): v128 {
+  const b0 = v128.load(a, 260), b1 = v128.load(a, 276);
+  const ev = i8x16.shuffle(b0, b1, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29);
+  const od = i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+  return i32x4.dot_i16x8_s(i16x8.add(ev, od), i16x8.extend_high_i8x16_u(smv));
+}
+@inline function dot4v_q4_K(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize, exact: bool): void {
+  let acc = f32x4.splat(0), accm = acc;
+  let c0 = f64x2.splat(0), c1 = c0, m0 = c0, m1 = c0;
+  const m4 = i16x8.splat(0x0f), mb = i8x16.splat(0x0f);
+  const end = w + <usize>nb * 144;
+  const a1 = as, a2 = 2 * as, a3 = 3 * as, x1 = axs, x2 = 2 * axs, x3 = 3 * axs;
+  while (w < end) {
+    let ad = f32x4.splat(load<f32>(a));
+    ad = f32x4.replace_lane(ad, 1, load<f32>(a + a1));
+    ad = f32x4.replace_lane(ad, 2, load<f32>(a + a2));
+    ad = f32x4.replace_lane(ad, 3, load<f32>(a + a3));
+    const d = f32x4.mul(f32x4.splat(h2f(load<u16>(w))), ad);
+    const dmin = f32x4.mul(f32x4.splat(h2f(load<u16>(w, 2))), ad);
+    const smv = k4_scales(w + 4);
+    let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
+    // the 8 sub-block scales on i16 lanes, rotated by 2 per chunk (lane 0: low nibbles', lane 1: high's)
+    let s16 = i16x8.extend_low_i8x16_u(smv);
+    let s0 = i32x4.splat(0), s1 = s0, s2 = s0, s3 = s0;
+    let qs = w + 16, q8 = ax, aq = a + 4;
+    const qe = qs + 128;
+    while (qs < qe) {
+      const sl = i32x4.shuffle(sc, sc, 0, 0, 0, 0), sh = i32x4.shuffle(sc, sc, 1, 1, 1, 1);
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        // pair products summed on i16 lanes (pmaddubsw; |.| <= 4*15*128 for the two halves of a sub-block),
+        // then times the sub-block's scale and pair-summed into i32 lanes (pmaddwd): ggml's AVX2 shape
+        const v0 = v128.load(qs), v1 = v128.load(qs, 16);
+        const l0 = v128.and(v0, mb), l1 = v128.and(v1, mb), h0 = v128.and(i16x8.shr_u(v0, 4), mb), h1 = v128.and(i16x8.shr_u(v1, 4), mb);
+        const sl16 = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+        const sh16 = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+        s0 = i32x4.add(s0, q4k_sub(aq, l0, l1, h0, h1, sl16, sh16));
+        s1 = i32x4.add(s1, q4k_sub(aq + a1, l0, l1, h0, h1, sl16, sh16));
+        s2 = i32x4.add(s2, q4k_sub(aq + a2, l0, l1, h0, h1, sl16, sh16));
+        s3 = i32x4.add(s3, q4k_sub(aq + a3, l0, l1, h0, h1, sl16, sh16));
+      } else {
+        // the nibbles times their scale on i16 lanes (<= 15*63): one multiply per 8 weights for the 4 tokens,
+        // the same exact integers as (nibbles . q8) * scale
+        const u0 = v128.load8x8_u(qs), u1 = v128.load8x8_u(qs, 8), u2 = v128.load8x8_u(qs, 16), u3 = v128.load8x8_u(qs, 24);
+        const sl16 = i16x8.splat(<i16>i32x4.extract_lane(sc, 0)), sh16 = i16x8.splat(<i16>i32x4.extract_lane(sc, 1));
+        const l0 = i16x8.mul(v128.and(u0, m4), sl16), l1 = i16x8.mul(v128.and(u1, m4), sl16), l2 = i16x8.mul(v128.and(u2, m4), sl16), l3 = i16x8.mul(v128.and(u3, m4), sl16);
+        const h0 = i16x8.mul(i16x8.shr_u(u0, 4), sh16), h1 = i16x8.mul(i16x8.shr_u(u1, 4), sh16), h2 = i16x8.mul(i16x8.shr_u(u2, 4), sh16), h3 = i16x8.mul(i16x8.shr_u(u3, 4), sh16);
+        s0 = i32x4.add(s0, i32x4.add(dot32_w16(l0, l1, l2, l3, q8), dot32_w16(h0, h1, h2, h3, q8 + 64)));
+        s1 = i32x4.add(s1, i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + x1), dot32_w16(h0, h1, h2, h3, q8 + x1 + 64)));
+        s2 = i32x4.add(s2, i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + x2), dot32_w16(h0, h1, h2, h3, q8 + x2 + 64)));
+        s3 = i32x4.add(s3, i32x4.add(dot32_w16(l0, l1, l2, l3, q8 + x3), dot32_w16(h0, h1, h2, h3, q8 + x3 + 64)));
+      }
+      sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
+      sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
+      s16 = i8x16.shuffle(s16, s16, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3);
+      qs += 32; q8 += 128; aq += 64;
+    }
+    const isum = f32x4.convert_i32x4_s(hsum4_i32(s0, s1, s2, s3));
+    const mins = f32x4.convert_i32x4_s(hsum4_i32(q4k_minsum_lanes(smv, a), q4k_minsum_lanes(smv, a + a1), q4k_minsum_lanes(smv, a + a2), q4k_minsum_lanes(smv, a + a3)));
+    if (exact) {
+      const e0 = f64x2.mul(lo_f64(isum), lo_f64(d)), e1 = f64x2.mul(hi_f64(isum), hi_f64(d));
+      const e2 = f64x2.mul(lo_f64(mins), lo_f64(dmin)), e3 = f64x2.mul(hi_f64(mins), hi_f64(dmin));
+      const f0 = f64x2.add(e0, c0), f1 = f64x2.add(e1, c1), f2 = f64x2.add(e2, m0), f3 = f64x2.add(e3, m1);
+      if (tie_any(f0, f1, f2, f3)) {
+        c0 = fma2_tie(e0, c0); c1 = fma2_tie(e1, c1); m0 = fma2_tie(e2, m0); m1 = fma2_tie(e3, m1);
+      } else {
+        c0 = round2(f0); c1 = round2(f1); m0 = round2(f2); m1 = round2(f3);
+      }
+    } else {
+      acc = f32x4.add(acc, f32x4.mul(isum, d));
+      accm = f32x4.add(accm, f32x4.mul(mins, dmin));
+    }
+    w += 144; a += 292; ax += 512;
+  }
+  const r = exact ? f32x4.sub(f32x4_of(c0, c1), f32x4_of(m0, m1)) : f32x4.sub(acc, accm);
+  store<f32>(y, f32x4.extract_lane(r, 0));
+  store<f32>(y + ys, f32x4.extract_lane(r, 1));
+  store<f32>(y + 2 * ys, f32x4.extract_lane(r, 2));
+  store<f32>(y + 3 * ys, f32x4.extract_lane(r, 3));
+}
 // activation rows t < nGemm (a multiple of 4) take the GEMM order, 4 at a time; the rest the GEMV order,
 // whose float side is ggml's (exact) or plain multiply-adds (fast)
 @inline function mm_q4_K_any(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, nGemm: i32, exact: bool): void {
@@ -231,8 +349,14 @@ import { ROW_TILE } from './tile';
     for (; t + 4 <= nGemm; t += 4) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       let r = rt;
-      for (; r + 2 <= re; r += 2) dot2r4t_q4_K(w + <usize>r * ws, ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
-      if (r < re) dot4t_q4_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+      // SIMD128: 2 rows share the widened activations; relaxed SIMD: dot4t's int8 path is the faster one
+      if (!ASC_FEATURE_RELAXED_SIMD) for (; r + 2 <= re; r += 2) dot2r4t_q4_K(w + <usize>r * ws, ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+      for (; r < re; r++) dot4t_q4_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+    }
+    // GEMV-order rows (several sequences' decode tokens): 4 at a time, each its one-token result
+    for (; t + 4 <= nTok; t += 4) {
+      const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      for (let r = rt; r < re; r++) dot4v_q4_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys, exact);
     }
     for (; t < nTok; t++) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;

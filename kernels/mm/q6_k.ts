@@ -13,6 +13,18 @@ import { ROW_TILE } from './tile';
 @inline function dot16_g4(u: v128, a: usize): v128 {
   return g4(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(u), v128.load(a)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(u), v128.load(a, 16)));
 }
+// relaxed SIMD: 4 x 16 values (x1..x4, < 64: the 7-bit operand) . their int8 activations at aq, +32, +64, +96,
+// each times its 16-value scale (i16 lanes 0..3 of u) -> sums of 4 consecutive values (i32x4), as dot16_g4x
+// times the scale: pair products on i16 lanes (pmaddubsw, |.| <= 2*63*128), then pmaddwd by the scale splat
+@inline function q6_k1(u: v128): v128 { return i8x16.shuffle(u, u, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1); }
+@inline function q6_k2(u: v128): v128 { return i8x16.shuffle(u, u, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3); }
+@inline function q6_k3(u: v128): v128 { return i8x16.shuffle(u, u, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5); }
+@inline function q6_k4(u: v128): v128 { return i8x16.shuffle(u, u, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7); }
+@inline function q6_p16(x1: v128, x2: v128, x3: v128, x4: v128, aq: usize, k1: v128, k2: v128, k3: v128, k4: v128): v128 {
+  return i32x4.add(
+    i32x4.add(i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq), x1), k1), i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 32), x2), k2)),
+    i32x4.add(i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 64), x3), k3), i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 96), x4), k4)));
+}
 // ggml_vec_dot_q6_K_q8_K (AVX2; Q6_K is not repacked): 8 int32 lanes per super-block (lane l = values
 // 4l..4l+3 of every 32, times their 16-value scale, minus 32*(sc[2l]*bsum[2l] + sc[2l+1]*bsum[2l+1])),
 // each converted to f32 and fused-multiply-added by d into its own accumulator, hsum_float_8
@@ -32,12 +44,22 @@ import { ROW_TILE } from './tile';
     let v0 = i32x4.extend_low_i16x8_s(ev), v1 = i32x4.extend_low_i16x8_s(od);
     let v2 = i32x4.extend_high_i16x8_s(ev), v3 = i32x4.extend_high_i16x8_s(od);
     let ql = w, qh = w + 128, q8 = ax, aq = a + 4;
+    // relaxed SIMD: the 16-value scales as i16 splats for pmaddwd (q6_p16); u0..u3 rotate as v0..v3
+    let u0 = ev, u1 = od, u2 = i8x16.shuffle(ev, ev, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7), u3 = i8x16.shuffle(od, od, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
     for (let k = 0; k < 4; k++) {
       const qa = v128.load(ql), qb = v128.load(ql, 32), h = v128.load(qh);
       const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30));
       const x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
       const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30));
       const x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        const p = q6_p16(x1, x2, x3, x4, aq, q6_k1(u0), q6_k2(u0), q6_k3(u0), q6_k4(u0));
+        if (k & 1) l1 = i32x4.add(l1, p); else l0 = i32x4.add(l0, p);
+        const tu = u0; u0 = u1; u1 = u2; u2 = u3; u3 = tu;
+        const step: usize = (k & 1) ? 48 : 16;
+        ql += step; qh += 16; aq += (k & 1) ? 112 : 16;
+        continue;
+      }
       const p = i32x4.add(
         i32x4.add(i32x4.mul(dot16_g4x(x1, q8, aq), i32x4.shuffle(v0, v0, 0, 0, 0, 0)), i32x4.mul(dot16_g4x(x2, q8 + 64, aq + 32), i32x4.shuffle(v0, v0, 1, 1, 1, 1))),
         i32x4.add(i32x4.mul(dot16_g4x(x3, q8 + 128, aq + 64), i32x4.shuffle(v0, v0, 2, 2, 2, 2)), i32x4.mul(dot16_g4x(x4, q8 + 192, aq + 96), i32x4.shuffle(v0, v0, 3, 3, 3, 3))));
@@ -130,10 +152,191 @@ import { ROW_TILE } from './tile';
   store<f32>(y, hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3)));
   store<f32>(y + ys, hsum_float_8(f32x4_of(e0, e1), f32x4_of(e2, e3)));
 }
+// dot_q6_K's order for 4 activation rows (tokens) at once (relaxed SIMD: the 6-bit values decoded once for
+// the 4, each token's relaxed dot products and lane sums exactly as dot_q6_K's): several sequences' decode
+// tokens batched together keep their one-token results while sharing the weight decode. Each token keeps
+// its own 8 fmaf lanes and hsum_float_8; a/ax: token 0's Q8_K row, the next tokens as bytes apart.
+@inline function q6_mins(s16l: v128, s16h: v128, a: usize, hi: bool): v128 {
+  return i32x4.mul(i32x4.dot_i16x8_s(hi ? s16h : s16l, v128.load(a + (hi ? 276 : 260))), i32x4.splat(-32));
+}
+@inline function dot4v_q6_K(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize): void {
+  // the 4 tokens' fmaf lanes (4 f64x2 each)
+  let c00 = f64x2.splat(0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+  let c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+  const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
+  const a1 = as, a2 = 2 * as, a3 = 3 * as;
+  const end = w + <usize>nb * 210;
+  while (w < end) {
+    const dw = h2f(load<u16>(w, 208));
+    const scv = v128.load(w, 192);
+    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
+    let t0l = q6_mins(s16l, s16h, a, false), t0h = q6_mins(s16l, s16h, a, true);
+    let t1l = q6_mins(s16l, s16h, a + a1, false), t1h = q6_mins(s16l, s16h, a + a1, true);
+    let t2l = q6_mins(s16l, s16h, a + a2, false), t2h = q6_mins(s16l, s16h, a + a2, true);
+    let t3l = q6_mins(s16l, s16h, a + a3, false), t3h = q6_mins(s16l, s16h, a + a3, true);
+    const ev = i8x16.shuffle(s16l, s16h, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29);
+    const od = i8x16.shuffle(s16l, s16h, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+    let u0 = ev, u1 = od, u2 = i8x16.shuffle(ev, ev, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7), u3 = i8x16.shuffle(od, od, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    let ql = w, qh = w + 128, aq = a + 4;
+    // one 16-value group at a time for the 4 tokens, each straight into its lanes (even steps l, odd h).
+    // The stores of a lane into the result slots (overwritten at the end) pin each group's arithmetic
+    // before the next group's loads: V8 would otherwise hoist all loads of a step and spill them.
+    for (let k = 0; k < 4; k += 2) {
+      {
+        const x = v128.or(v128.and(v128.load(ql), m4), v128.and(i16x8.shl(v128.load(qh), 4), m30)), kk = q6_k1(u0);
+        t0l = i32x4.add(t0l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 0), x), kk));
+        t1l = i32x4.add(t1l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 0), x), kk));
+        t2l = i32x4.add(t2l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 0), x), kk));
+        t3l = i32x4.add(t3l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 0), x), kk));
+        store<i32>(y, i32x4.extract_lane(t0l, 0));
+        store<i32>(y + ys, i32x4.extract_lane(t1l, 0));
+        store<i32>(y + 2 * ys, i32x4.extract_lane(t2l, 0));
+        store<i32>(y + 3 * ys, i32x4.extract_lane(t3l, 0));
+      }
+      {
+        const x = v128.or(v128.and(v128.load(ql, 32), m4), v128.and(i16x8.shl(v128.load(qh), 2), m30)), kk = q6_k2(u0);
+        t0l = i32x4.add(t0l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 32), x), kk));
+        t1l = i32x4.add(t1l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 32), x), kk));
+        t2l = i32x4.add(t2l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 32), x), kk));
+        t3l = i32x4.add(t3l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 32), x), kk));
+        store<i32>(y, i32x4.extract_lane(t0l, 0));
+        store<i32>(y + ys, i32x4.extract_lane(t1l, 0));
+        store<i32>(y + 2 * ys, i32x4.extract_lane(t2l, 0));
+        store<i32>(y + 3 * ys, i32x4.extract_lane(t3l, 0));
+      }
+      {
+        const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql), 4), m4), v128.and(v128.load(qh), m30)), kk = q6_k3(u0);
+        t0l = i32x4.add(t0l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 64), x), kk));
+        t1l = i32x4.add(t1l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 64), x), kk));
+        t2l = i32x4.add(t2l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 64), x), kk));
+        t3l = i32x4.add(t3l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 64), x), kk));
+        store<i32>(y, i32x4.extract_lane(t0l, 0));
+        store<i32>(y + ys, i32x4.extract_lane(t1l, 0));
+        store<i32>(y + 2 * ys, i32x4.extract_lane(t2l, 0));
+        store<i32>(y + 3 * ys, i32x4.extract_lane(t3l, 0));
+      }
+      {
+        const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql, 32), 4), m4), v128.and(i16x8.shr_u(v128.load(qh), 2), m30)), kk = q6_k4(u0);
+        t0l = i32x4.add(t0l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 96), x), kk));
+        t1l = i32x4.add(t1l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 96), x), kk));
+        t2l = i32x4.add(t2l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 96), x), kk));
+        t3l = i32x4.add(t3l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 96), x), kk));
+        store<i32>(y, i32x4.extract_lane(t0l, 0));
+        store<i32>(y + ys, i32x4.extract_lane(t1l, 0));
+        store<i32>(y + 2 * ys, i32x4.extract_lane(t2l, 0));
+        store<i32>(y + 3 * ys, i32x4.extract_lane(t3l, 0));
+      }
+      { const tu = u0; u0 = u1; u1 = u2; u2 = u3; u3 = tu; }
+      ql += 16; qh += 16; aq += 16;
+      {
+        const x = v128.or(v128.and(v128.load(ql), m4), v128.and(i16x8.shl(v128.load(qh), 4), m30)), kk = q6_k1(u0);
+        t0h = i32x4.add(t0h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 0), x), kk));
+        t1h = i32x4.add(t1h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 0), x), kk));
+        t2h = i32x4.add(t2h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 0), x), kk));
+        t3h = i32x4.add(t3h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 0), x), kk));
+        store<i32>(y, i32x4.extract_lane(t0h, 0));
+        store<i32>(y + ys, i32x4.extract_lane(t1h, 0));
+        store<i32>(y + 2 * ys, i32x4.extract_lane(t2h, 0));
+        store<i32>(y + 3 * ys, i32x4.extract_lane(t3h, 0));
+      }
+      {
+        const x = v128.or(v128.and(v128.load(ql, 32), m4), v128.and(i16x8.shl(v128.load(qh), 2), m30)), kk = q6_k2(u0);
+        t0h = i32x4.add(t0h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 32), x), kk));
+        t1h = i32x4.add(t1h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 32), x), kk));
+        t2h = i32x4.add(t2h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 32), x), kk));
+        t3h = i32x4.add(t3h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 32), x), kk));
+        store<i32>(y, i32x4.extract_lane(t0h, 0));
+        store<i32>(y + ys, i32x4.extract_lane(t1h, 0));
+        store<i32>(y + 2 * ys, i32x4.extract_lane(t2h, 0));
+        store<i32>(y + 3 * ys, i32x4.extract_lane(t3h, 0));
+      }
+      {
+        const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql), 4), m4), v128.and(v128.load(qh), m30)), kk = q6_k3(u0);
+        t0h = i32x4.add(t0h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 64), x), kk));
+        t1h = i32x4.add(t1h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 64), x), kk));
+        t2h = i32x4.add(t2h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 64), x), kk));
+        t3h = i32x4.add(t3h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 64), x), kk));
+        store<i32>(y, i32x4.extract_lane(t0h, 0));
+        store<i32>(y + ys, i32x4.extract_lane(t1h, 0));
+        store<i32>(y + 2 * ys, i32x4.extract_lane(t2h, 0));
+        store<i32>(y + 3 * ys, i32x4.extract_lane(t3h, 0));
+      }
+      {
+        const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql, 32), 4), m4), v128.and(i16x8.shr_u(v128.load(qh), 2), m30)), kk = q6_k4(u0);
+        t0h = i32x4.add(t0h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 96), x), kk));
+        t1h = i32x4.add(t1h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 96), x), kk));
+        t2h = i32x4.add(t2h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 96), x), kk));
+        t3h = i32x4.add(t3h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 96), x), kk));
+        store<i32>(y, i32x4.extract_lane(t0h, 0));
+        store<i32>(y + ys, i32x4.extract_lane(t1h, 0));
+        store<i32>(y + 2 * ys, i32x4.extract_lane(t2h, 0));
+        store<i32>(y + 3 * ys, i32x4.extract_lane(t3h, 0));
+      }
+      { const tu = u0; u0 = u1; u1 = u2; u2 = u3; u3 = tu; }
+      ql += 48; qh += 16; aq += 112;
+    }
+    {
+      const dd = f64x2.splat(<f64>(load<f32>(a) * dw));
+      const f0 = f32x4.convert_i32x4_s(t0l), f1 = f32x4.convert_i32x4_s(t0h);
+      const p0 = f64x2.mul(lo_f64(f0), dd), p1 = f64x2.mul(hi_f64(f0), dd), p2 = f64x2.mul(lo_f64(f1), dd), p3 = f64x2.mul(hi_f64(f1), dd);
+      const s0 = f64x2.add(p0, c00), s1 = f64x2.add(p1, c01), s2 = f64x2.add(p2, c02), s3 = f64x2.add(p3, c03);
+      if (tie_any(s0, s1, s2, s3)) {
+        c00 = fma2_tie(p0, c00); c01 = fma2_tie(p1, c01); c02 = fma2_tie(p2, c02); c03 = fma2_tie(p3, c03);
+      } else {
+        c00 = round2(s0); c01 = round2(s1); c02 = round2(s2); c03 = round2(s3);
+      }
+    }
+    {
+      const dd = f64x2.splat(<f64>(load<f32>(a + a1) * dw));
+      const f0 = f32x4.convert_i32x4_s(t1l), f1 = f32x4.convert_i32x4_s(t1h);
+      const p0 = f64x2.mul(lo_f64(f0), dd), p1 = f64x2.mul(hi_f64(f0), dd), p2 = f64x2.mul(lo_f64(f1), dd), p3 = f64x2.mul(hi_f64(f1), dd);
+      const s0 = f64x2.add(p0, c10), s1 = f64x2.add(p1, c11), s2 = f64x2.add(p2, c12), s3 = f64x2.add(p3, c13);
+      if (tie_any(s0, s1, s2, s3)) {
+        c10 = fma2_tie(p0, c10); c11 = fma2_tie(p1, c11); c12 = fma2_tie(p2, c12); c13 = fma2_tie(p3, c13);
+      } else {
+        c10 = round2(s0); c11 = round2(s1); c12 = round2(s2); c13 = round2(s3);
+      }
+    }
+    {
+      const dd = f64x2.splat(<f64>(load<f32>(a + a2) * dw));
+      const f0 = f32x4.convert_i32x4_s(t2l), f1 = f32x4.convert_i32x4_s(t2h);
+      const p0 = f64x2.mul(lo_f64(f0), dd), p1 = f64x2.mul(hi_f64(f0), dd), p2 = f64x2.mul(lo_f64(f1), dd), p3 = f64x2.mul(hi_f64(f1), dd);
+      const s0 = f64x2.add(p0, c20), s1 = f64x2.add(p1, c21), s2 = f64x2.add(p2, c22), s3 = f64x2.add(p3, c23);
+      if (tie_any(s0, s1, s2, s3)) {
+        c20 = fma2_tie(p0, c20); c21 = fma2_tie(p1, c21); c22 = fma2_tie(p2, c22); c23 = fma2_tie(p3, c23);
+      } else {
+        c20 = round2(s0); c21 = round2(s1); c22 = round2(s2); c23 = round2(s3);
+      }
+    }
+    {
+      const dd = f64x2.splat(<f64>(load<f32>(a + a3) * dw));
+      const f0 = f32x4.convert_i32x4_s(t3l), f1 = f32x4.convert_i32x4_s(t3h);
+      const p0 = f64x2.mul(lo_f64(f0), dd), p1 = f64x2.mul(hi_f64(f0), dd), p2 = f64x2.mul(lo_f64(f1), dd), p3 = f64x2.mul(hi_f64(f1), dd);
+      const s0 = f64x2.add(p0, c30), s1 = f64x2.add(p1, c31), s2 = f64x2.add(p2, c32), s3 = f64x2.add(p3, c33);
+      if (tie_any(s0, s1, s2, s3)) {
+        c30 = fma2_tie(p0, c30); c31 = fma2_tie(p1, c31); c32 = fma2_tie(p2, c32); c33 = fma2_tie(p3, c33);
+      } else {
+        c30 = round2(s0); c31 = round2(s1); c32 = round2(s2); c33 = round2(s3);
+      }
+    }
+    w += 210; a += 292;
+  }
+  store<f32>(y, hsum_float_8(f32x4_of(c00, c01), f32x4_of(c02, c03)));
+  store<f32>(y + ys, hsum_float_8(f32x4_of(c10, c11), f32x4_of(c12, c13)));
+  store<f32>(y + 2 * ys, hsum_float_8(f32x4_of(c20, c21), f32x4_of(c22, c23)));
+  store<f32>(y + 3 * ys, hsum_float_8(f32x4_of(c30, c31), f32x4_of(c32, c33)));
+}
 export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     let t = 0;
+    // relaxed SIMD: 4 tokens per weight decode in dot_q6_K's own order (the pairs' i16 path is slower there)
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      for (; t + 4 <= nTok; t += 4) {
+        const at = a + <usize>t * as, yt = y + <usize>t * ys;
+        for (let r = rt; r < re; r++) dot4v_q6_K(w + <usize>r * ws, at, as, nb, yt + (<usize>r << 2), ys);
+      }
+    }
     for (; t + 2 <= nTok; t += 2) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       for (let r = rt; r < re; r++) dot2t_q6_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);

@@ -99,7 +99,8 @@ export interface CpuRuntime {
    * y[t][r] = dot(weight row r, activation row t), activations already in activationTypeFor(wtype) (rows
    * activationRowBytes apart); output rows yStride bytes apart (default rows*4)
    */
-  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride?: number): void;
+  /** aStride: activation row bytes (default activationRowBytes); nGemm: Q4_K rows in the GEMM order (default the multiple of 4 below nTokens; 0 = all one-token order) */
+  matmulQ(wtype: number, w: number, rows: number, cols: number, a: number, nTokens: number, y: number, yStride?: number, aStride?: number, nGemm?: number): void;
   /** Q4_0 -> CpuLayout.Q4_0r4 or Q8_0 -> CpuLayout.Q8_0r4 (4 rows interleaved per block; rows % 4 == 0), in place; returns the layout id */
   repackRows4(w: number, rows: number, cols: number, wtype?: number): number;
   /**

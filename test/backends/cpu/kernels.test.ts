@@ -410,3 +410,41 @@ describe('cpu runtime memory', () => {
     }
   });
 });
+
+// Continuous batching (NOTES.md): several sequences' decode tokens in one matmul take the one-token kernel
+// order (matmul's `single` = 0), and the kernels compute them several at a time (the weights decoded once
+// for 4 tokens). Each row must be the one-token call's result to the bit: every quantized type, 1..9 tokens
+// (the groups of 4 and every remainder), both numerics, both kernel builds. (Float weights are the known
+// exception: a batch runs tinyBLAS's order, one token ggml_vec_dot's; NOTES.md.)
+describe('one-token-order batch rows equal one-token calls bit for bit', () => {
+  for (const relaxedSimd of [true, false]) {
+    for (const numerics of ['exact', 'fast'] as const) {
+      it(`${relaxedSimd ? 'relaxed' : 'SIMD128'} build, ${numerics} numerics`, async () => {
+        const rt = await createCpuRuntime({ threads: 2, spin: 2000, parallelMinWork: 0, numerics, relaxedSimd });
+        try {
+          const rnd = rng(11);
+          for (const wt of TYPES.filter((t) => t !== GgmlType.F16 && t !== GgmlType.BF16 && t !== GgmlType.F32)) {
+            const cols = 512, rows = 24;
+            const m = rt.mark();
+            const w = randomWeights(wt, rows, cols, rnd), x = randomF32(cols * 9, rnd);
+            const wp = put(rt, w), xp = put(rt, x), yb = rt.alloc(rows * 9 * 4), y1 = rt.alloc(rows * 4);
+            for (const nTok of [1, 2, 3, 4, 5, 6, 7, 8, 9]) {
+              rt.matmul(wt, wp, rows, cols, xp, nTok, yb, undefined, undefined, 0);
+              const got = rt.f32(yb, rows * nTok).slice();
+              for (let t = 0; t < nTok; t++) {
+                rt.matmul(wt, wp, rows, cols, xp + t * cols * 4, 1, y1);
+                const want = rt.f32(y1, rows);
+                for (let r = 0; r < rows; r++) {
+                  if (!Object.is(got[t * rows + r], want[r])) assert.fail(`${ggmlTypeName(wt)} ${nTok} tokens: token ${t} row ${r}: ${got[t * rows + r]} != one-token ${want[r]}`);
+                }
+              }
+            }
+            rt.release(m);
+          }
+        } finally {
+          await rt.close();
+        }
+      });
+    }
+  }
+});
