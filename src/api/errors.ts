@@ -18,6 +18,7 @@ export type UsageErrorCode =
   | 'USAGE' // an argument or option out of range or of the wrong type (the CLI's usage errors too)
   | 'UNSUPPORTED_INPUT' // loadModel got something that is not a path, URL, bytes or Blob
   | 'FETCH_FAILED' // a URL could not be fetched (network error or a non-2xx status)
+  | 'TOO_LARGE' // the model's weights do not fit the device's memory (the cpu device: wasm32's 4 GiB)
   | 'CLOSED' // the model or context was closed
   | 'BUSY'; // a context is already generating (one generation per context at a time)
 

@@ -9,6 +9,7 @@ export type { Engine, TokenEvent, GenerateResult, FinishReason, Usage, Timings }
 export type { SamplingOptions, Penalties } from './sampling.js';
 export { jsonSchemaToGrammar, parseGbnf } from '../grammar/index.js';
 export type { ModelSource, SourceProgress } from './source.js';
+export { opfsStatus as opfsCacheStatus, opfsRemove as opfsCacheRemove } from './opfs.js';
 export type { ChatMessage, RenderOptions } from '../tokenizer/chat-template.js';
 export { GgufError, TokenizerError, ChatTemplateError, ContextError, DeviceError, GrammarError, UsageError, type UsageErrorCode, type GgufErrorCode, type DeviceErrorCode, type GrammarErrorCode } from './errors.js';
 export { deviceNames, closeDevices, registerDevice, getDevice, type DeviceOptions } from '../backends/registry.js';

@@ -4,14 +4,14 @@
 import type { Device } from '../backends/backend.js';
 import { runsEverything } from '../backends/describe.js';
 import { DEFAULT_DEVICE, getDevice, type DeviceOptions } from '../backends/registry.js';
-import { parseGgufSource, type GgufFile, type GgufMetaValue } from '../gguf/reader.js';
+import type { GgufFile, GgufMetaValue } from '../gguf/reader.js';
 import { Context } from '../runtime/context.js';
-import { loadModel as loadRuntimeModel, type Model as RuntimeModel } from '../runtime/model.js';
+import { loadModel as loadRuntimeModel, loadModelStreaming, weightBytesFor, type Model as RuntimeModel } from '../runtime/model.js';
 import { ChatFormatter, type ChatMessage, type RenderOptions } from '../tokenizer/chat-template.js';
 import { tokenizerFromGguf, type Tokenizer } from '../tokenizer/index.js';
 import { ModelContext, type ContextHost, type CreateContextOptions } from './context.js';
 import { UsageError } from './errors.js';
-import { completeSplit, openSource, type ModelSource, type SourceProgress } from './source.js';
+import { completeSplit, openSource, parseAny, type ModelSource, type SourceProgress } from './source.js';
 
 export interface LoadModelOptions extends Omit<DeviceOptions, 'threads' | 'numerics'> {
   /**
@@ -27,6 +27,13 @@ export interface LoadModelOptions extends Omit<DeviceOptions, 'threads' | 'numer
   onProgress?: (p: SourceProgress) => void;
   /** cancels a download */
   signal?: AbortSignal;
+  /**
+   * Browser: an http(s) URL is downloaded into the Origin Private File System first and loaded from there;
+   * the next load reads it from OPFS, and an interrupted download resumes where it stopped.
+   */
+  cacheInOpfs?: boolean;
+  /** cacheInOpfs: bytes per chunk file, the unit an interrupted download keeps (default 16 MiB) */
+  opfsChunkBytes?: number;
 }
 
 export interface TokenizeOptions {
@@ -161,13 +168,25 @@ export class Model {
   }
 }
 
+const GIB = 1024 ** 3;
+const sizeText = (n: number) => `${(n / GIB).toFixed(2)} GiB (${n.toLocaleString('en-US')} bytes)`;
+
+/** Weights beyond the device's memory (the cpu device: wasm32's 4 GiB) fail before any tensor is read. */
+function checkFits(file: GgufFile, device: Device): void {
+  const need = weightBytesFor(file, device.bufferType().alignment);
+  const { total } = device.memory();
+  if (total > 0 && need > total) { // 0: a device that does not know its memory
+    throw new UsageError('TOO_LARGE', `${file.name}: the model's weights are ${sizeText(need)} (the file ${sizeText(file.size)}), more than the ${device.name} device can hold: ${sizeText(total)}${device.kind === 'cpu' ? ' (a WebAssembly memory addresses at most 4 GiB: wasm32)' : ''}`, 'source');
+  }
+}
+
 const isAccelerator = (d: Device): boolean => !!d.claimGroups || d.kind === 'npu';
 
 /** Loads a model: `source` is a file path, a URL (file:, http(s):), an ArrayBuffer / typed array, or a Blob. */
 export async function loadModel(source: ModelSource, o: LoadModelOptions = {}): Promise<Model> {
   if (o.threads !== undefined && !(Number.isInteger(o.threads) && o.threads >= 1)) throw new UsageError('USAGE', `threads must be a positive integer, got ${String(o.threads)}`, 'threads');
   if (o.numerics !== undefined && o.numerics !== 'exact' && o.numerics !== 'fast') throw new UsageError('USAGE', `numerics must be 'exact' or 'fast', got ${String(o.numerics)}`, 'numerics');
-  const { device: dev, onProgress, signal, ...deviceOptions } = o;
+  const { device: dev, onProgress, signal, cacheInOpfs, opfsChunkBytes, ...deviceOptions } = o;
   // the device first: a bad name fails before any reading
   const get = (name: string) => Promise.resolve().then(() => getDevice(name, deviceOptions)).catch((e: { code?: string; message?: string }) => {
     throw e?.code === 'USAGE' ? new UsageError('USAGE', e.message ?? String(e), 'device') : e;
@@ -176,13 +195,16 @@ export async function loadModel(source: ModelSource, o: LoadModelOptions = {}): 
   // an accelerator, or a device that runs only part of the op set, runs ahead of the default device
   const host = isAccelerator(main) || !runsEverything(main) ? await get(DEFAULT_DEVICE) : main;
   const devices = main === host ? [host] : [main, host];
-  const src = await openSource(source, { onProgress, signal });
+  const src = await openSource(source, { onProgress, signal, cacheInOpfs, opfsChunkBytes });
   let file: GgufFile | undefined;
   let model: RuntimeModel | undefined;
   try {
     // a split model named by its first shard gets its other shards merged in
-    file = await completeSplit(parseGgufSource(src), source, { onProgress, signal });
-    model = loadRuntimeModel(file, { device: host, onProgress: onProgress && ((loaded, total) => onProgress({ phase: 'weights', loaded, total })) });
+    file = await completeSplit(await parseAny(src), source, { onProgress, signal });
+    checkFits(file, host);
+    const progress = onProgress && ((loaded: number, total: number) => onProgress({ phase: 'weights', loaded, total }));
+    // a URL or Blob streams its tensors into the device buffers; a path or bytes are read in place
+    model = file.source.readAsync ? await loadModelStreaming(file, { device: host, onProgress: progress }) : loadRuntimeModel(file, { device: host, onProgress: progress });
     const tokenizer = tokenizerFromGguf(file);
     return new Model({ model, tokenizer, file, device: host, devices });
   } catch (e) {

@@ -1,12 +1,15 @@
 // What loadModel accepts, turned into a ByteSource the GGUF reader parses: a file path (Node: read in
-// place through a file descriptor, nothing loaded up front), a URL (file: in Node; http(s): and
-// anything else through fetch, into memory), bytes (ArrayBuffer, a typed array) or a Blob/File.
-// Node's file I/O is imported dynamically, so the browser path never pulls node:fs.
+// place through a file descriptor, nothing loaded up front), a URL (file: in Node; http(s): streamed:
+// the header by Range requests, the tensors straight into device memory, stream-source.ts; data:/blob:
+// and servers without Range or Content-Length into memory), bytes (ArrayBuffer, a typed array) or a
+// Blob/File (streamed from slices). Node's file I/O is imported dynamically, so the browser path never
+// pulls node:fs.
 import { memorySource, type ByteSource } from '../gguf/source.js';
 import { GgufError } from '../gguf/errors.js';
 import { parseGgufSource, type GgufFile } from '../gguf/reader.js';
 import { checkFirstShard, mergeShards, splitCount, splitPath, splitPrefix } from '../gguf/split.js';
 import { UsageError } from './errors.js';
+import { isStreaming, openBlob, openRemote, parseStreaming } from './stream-source.js';
 
 export type ModelSource = string | URL | ArrayBuffer | ArrayBufferView | Blob;
 
@@ -21,6 +24,10 @@ export interface SourceProgress {
 export interface OpenSourceOptions {
   onProgress?: (p: SourceProgress) => void;
   signal?: AbortSignal;
+  /** http(s) URLs: download into the Origin Private File System first (resumable), then load from there */
+  cacheInOpfs?: boolean;
+  /** cacheInOpfs chunk file size in bytes (default 16 MiB; what an interrupted download keeps) */
+  opfsChunkBytes?: number;
 }
 
 const isNode = (): boolean => !!(globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
@@ -38,11 +45,7 @@ export async function openSource(src: ModelSource, o: OpenSourceOptions = {}): P
   if (src instanceof ArrayBuffer) return memorySource(new Uint8Array(src));
   if (ArrayBuffer.isView(src)) return memorySource(new Uint8Array(src.buffer, src.byteOffset, src.byteLength));
   if (typeof Blob !== 'undefined' && src instanceof Blob) {
-    const name = (src as Blob & { name?: string }).name ?? '<blob>';
-    o.onProgress?.({ phase: 'fetch', loaded: 0, total: src.size });
-    const bytes = new Uint8Array(await src.arrayBuffer());
-    o.onProgress?.({ phase: 'fetch', loaded: bytes.length, total: src.size });
-    return memorySource(bytes, name);
+    return openBlob(src, (src as Blob & { name?: string }).name ?? '<blob>', o);
   }
   throw new UsageError('UNSUPPORTED_INPUT', `loadModel needs a path, a URL, an ArrayBuffer, a Uint8Array or a Blob, got ${describe(src)}`, 'source');
 }
@@ -76,13 +79,18 @@ export async function completeSplit(file: GgufFile, src: ModelSource, o: OpenSou
         if (e instanceof UsageError && e.code === 'FETCH_FAILED') throw new GgufError('SPLIT_MISSING_SHARD', `shard ${i + 1} of ${count}: ${e.message}`, file.name, undefined, { key: 'split.no', expected: u.href, found: 'not fetched' });
         throw e;
       }
-      shards.push(parseGgufSource(s));
+      shards.push(await parseAny(s));
     }
     return mergeShards(shards);
   } catch (e) {
     for (const f of shards.slice(1)) f.source.close?.();
     throw e;
   }
+}
+
+/** The header of any source: a streaming one fetches as much as the header needs. */
+export function parseAny(src: ByteSource): Promise<GgufFile> {
+  return isStreaming(src) ? parseStreaming(src) : Promise.resolve().then(() => parseGgufSource(src));
 }
 
 function describe(v: unknown): string {
@@ -97,12 +105,24 @@ async function openUrl(url: URL, o: OpenSourceOptions): Promise<ByteSource> {
     return (await import('../gguf/file-source.js')).fileSource(fileURLToPath(url));
   }
   const name = url.href;
+  const http = url.protocol === 'http:' || url.protocol === 'https:';
+  if (o.cacheInOpfs && http) {
+    const { opfsDownload } = await import('./opfs.js');
+    return openBlob(await opfsDownload(url, { signal: o.signal, onProgress: o.onProgress, chunkBytes: o.opfsChunkBytes }), name, { signal: o.signal });
+  }
   let res: Response;
-  try {
-    res = await fetch(url, { signal: o.signal });
-  } catch (e) {
-    if (o.signal?.aborted) throw e;
-    throw new UsageError('FETCH_FAILED', `${name}: fetch failed: ${(e as Error).message}`, 'source');
+  if (http) {
+    // Range requests: the header first, tensors streamed (a Response back: neither ranges nor a length)
+    const r = await openRemote(url, o);
+    if (!(r instanceof Response)) return r;
+    res = r;
+  } else {
+    try {
+      res = await fetch(url, { signal: o.signal });
+    } catch (e) {
+      if (o.signal?.aborted) throw e;
+      throw new UsageError('FETCH_FAILED', `${name}: fetch failed: ${(e as Error).message}`, 'source');
+    }
   }
   if (!res.ok) throw new UsageError('FETCH_FAILED', `${name}: HTTP ${res.status} ${res.statusText}`.trimEnd(), 'source');
   const header = res.headers.get('content-length');

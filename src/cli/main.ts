@@ -28,6 +28,7 @@ const commands = new Map<string, Loader>([
   ['bench', async () => (await import('./commands/bench.js')).command],
   ['split', async () => (await import('./commands/split.js')).command],
   ['serve', async () => (await import('./commands/serve.js')).command],
+  ['web', async () => (await import('./commands/web.js')).command],
   ['pull', async () => (await import('./commands/pull.js')).command],
   ['verify', async () => (await import('./commands/verify.js')).command],
 ]);

@@ -98,7 +98,10 @@ class Cursor {
     if (this.pos + n > this.src.size) this.fail('TRUNCATED', `file ends while reading ${desc(what)} (${n} bytes needed, ${this.remaining} left)`);
     let i = this.pos - this.base;
     if (i < 0 || i + n > this.buf.length) {
-      const len = Math.min(Math.max(n, WINDOW), this.src.size - this.pos);
+      let len = Math.min(Math.max(n, WINDOW), this.src.size - this.pos);
+      // a streaming source: a window within what it holds, so only bytes the header needs are fetched
+      const held = this.src.prefixBytes;
+      if (held !== undefined && this.pos + n <= held) len = Math.min(len, held - this.pos);
       // one reused window buffer (a fresh 1 MiB per window adds up over a 150k-token vocabulary)
       if (len > this.win.length) this.win = new Uint8Array(len);
       this.buf = this.src.read(this.pos, len, this.win, 0).subarray(0, len);

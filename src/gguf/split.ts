@@ -88,6 +88,19 @@ function concatSource(parts: ByteSource[], name: string): ByteSource {
       }
       return out;
     },
+    // streaming shards (http(s) URLs) stream each part's tensors in turn
+    readAsync: parts.every((p) => p.readAsync) ? async (offset, length, dest, destOffset = 0) => {
+      let done = 0;
+      let i = bases.length - 1;
+      while (i > 0 && bases[i]! > offset) i--;
+      while (done < length) {
+        const local = offset + done - bases[i]!;
+        const n = Math.min(length - done, parts[i]!.size - local);
+        await parts[i]!.readAsync!(local, n, dest, destOffset + done);
+        done += n;
+        i++;
+      }
+    } : undefined,
     close() { for (const p of parts) p.close?.(); },
   };
 }

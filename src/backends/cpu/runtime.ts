@@ -7,7 +7,7 @@
 // matmul dispatch), rope.ts (RoPE tables), attention.ts (attention parameter blocks).
 import { KERNEL_INDEX, kernelExports, type KernelExports, type KernelName } from './runtime/protocol.js';
 import { compileKernels, relaxedSimdAvailable, type KernelVariant } from './wasm.js';
-import { availableCores, type SpawnWorker } from './workers.js';
+import { availableCores, canShareMemory, type SpawnWorker } from './workers.js';
 import { CpuRuntimeError } from './runtime/errors.js';
 import { HEAP_BASE, PAGE, ScratchRegion, WASM32_MAX_PAGES, WasmHeap, type CpuArena } from './runtime/memory.js';
 import { ThreadPool } from './runtime/pool.js';
@@ -151,7 +151,8 @@ export interface CpuRuntime {
 }
 
 export async function createCpuRuntime(opts: CpuRuntimeOptions = {}): Promise<CpuRuntime> {
-  const threads = Math.max(1, Math.floor(opts.threads ?? (await availableCores())));
+  // a page without cross-origin isolation cannot share the memory with workers: one thread, not a failure
+  const threads = canShareMemory() ? Math.max(1, Math.floor(opts.threads ?? (await availableCores()))) : 1;
   let variant: KernelVariant = opts.wasm === undefined && opts.relaxedSimd !== false && relaxedSimdAvailable() ? 'relaxed' : 'simd128';
   let module = opts.wasm instanceof WebAssembly.Module ? opts.wasm : await compileKernels(opts.wasm, variant);
   const maxBytes = Math.min(opts.maxMemoryBytes ?? WASM32_MAX_PAGES * PAGE, WASM32_MAX_PAGES * PAGE);

@@ -25,6 +25,18 @@ export function isNode(): boolean {
   return !!p?.versions?.node;
 }
 
+/**
+ * Can worker threads share this thread's memory? In Node always; in a browser only on a cross-origin isolated
+ * page (COOP/COEP), which is what exposes SharedArrayBuffer and lets a shared WebAssembly.Memory be posted to
+ * a Worker. (Chromium still creates a shared WebAssembly.Memory without isolation: the kernels run, on one
+ * thread.)
+ */
+export function canShareMemory(): boolean {
+  if (isNode()) return true;
+  const g = globalThis as { crossOriginIsolated?: boolean; SharedArrayBuffer?: unknown };
+  return typeof g.SharedArrayBuffer === 'function' && g.crossOriginIsolated !== false;
+}
+
 /** The platform's default spawner (Node: worker_threads; elsewhere: module Workers). */
 export async function defaultSpawner(): Promise<SpawnWorker> {
   if (isNode()) return (await import('./node-workers.js')).spawnNodeWorker;

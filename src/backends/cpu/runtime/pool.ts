@@ -35,7 +35,8 @@ export class ThreadPool {
   /** starts the workers (each instantiates `module` over `memory`) and waits until they are ready */
   static async start(module: WebAssembly.Module, memory: WebAssembly.Memory, kernels: KernelExports, threads: number,
     opts: { spin?: number; minWork: number; spawnWorker?: SpawnWorker }): Promise<ThreadPool> {
-    const ctlBuf = new SharedArrayBuffer(CTL_BYTES);
+    // one thread on a page without SharedArrayBuffer (no cross-origin isolation): a plain buffer will do
+    const ctlBuf = threads > 1 || typeof SharedArrayBuffer === 'function' ? new SharedArrayBuffer(CTL_BYTES) : new ArrayBuffer(CTL_BYTES);
     const ctl = new Int32Array(ctlBuf, 0, CTL_ARGS_BYTE_OFFSET / 4);
     const args = new Float64Array(ctlBuf, CTL_ARGS_BYTE_OFFSET, MAX_ARGS);
     ctl[CTL.SPIN] = opts.spin ?? 2000;
@@ -43,7 +44,7 @@ export class ThreadPool {
     if (threads > 1) {
       const spawn = opts.spawnWorker ?? (await defaultSpawner());
       for (let tid = 1; tid < threads; tid++) {
-        const init: WorkerInit = { module, memory, ctl: ctlBuf, tid, threads };
+        const init: WorkerInit = { module, memory, ctl: ctlBuf as SharedArrayBuffer, tid, threads };
         workers.push(spawn(init));
       }
       try {
