@@ -153,6 +153,8 @@ export async function opfsDownload(url: URL, o: OpfsOptions = {}): Promise<Blob>
             have += fill;
             fill = 0;
             o.onProgress?.({ phase: 'fetch', loaded: have, total: size });
+            // a network chunk can hold many of ours: stop at once, what is written stays
+            if (o.signal?.aborted) throw o.signal.reason;
             if (have >= size) break;
             buf = new Uint8Array(Math.min(m.chunk, size - have));
           }
