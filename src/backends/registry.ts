@@ -30,6 +30,8 @@ export type DeviceSource = 'builtin' | string;
 const factories: Record<string, DeviceFactory> = {
   reference: async () => referenceDevice(),
   cpu: async (o) => (await import('./cpu/device.js')).createCpuDevice({ threads: o.threads, numerics: resolveNumerics(o.numerics) }),
+  // WebGPU (navigator.gpu, or Dawn from the npm `webgpu` package in Node): runs ahead of the cpu device
+  webgpu: async () => (await import('./webgpu/index.js')).createWebGpuDevice(),
   'sim-npu': async (o) => (await import('./sim-npu/index.js')).createSimNpu({ threads: o.threads, npuTarget: o.npuTarget, npuMemMiB: o.npuMemMiB }),
 };
 const sources = new Map<string, DeviceSource>();

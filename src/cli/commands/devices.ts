@@ -41,9 +41,18 @@ export const command: Command = {
     const { values } = parseArgs({ args, options: { json: { type: 'boolean' }, threads: { type: 'string', short: 't' } } });
     const threads = values.threads !== undefined ? Math.max(1, Math.floor(num(values.threads, 'threads', 1))) : undefined;
     const rows: DeviceInfo[] = [];
+    // plug-in devices first: a broken one fails before a built-in GPU device's driver logs anything
+    for (const name of deviceNames()) if ((deviceSource(name) ?? 'builtin') !== 'builtin') await getDevice(name, { threads });
     for (const name of deviceNames()) {
-      const d = await getDevice(name, { threads });
-      rows.push(describeDevice(d, { default: name === DEFAULT_DEVICE, source: deviceSource(name) ?? 'builtin' }));
+      const source = deviceSource(name) ?? 'builtin';
+      let d;
+      try { d = await getDevice(name, { threads }); } catch (e) {
+        // a device this machine cannot create (webgpu without an adapter) is listed with the reason
+        if ((e as { code?: string }).code !== 'UNSUPPORTED') throw e;
+        rows.push({ name, kind: '-', description: '(not available here)', default: name === DEFAULT_DEVICE, source, memory: { free: 0, total: 0 }, ops: [], weight_types: [], static_shapes: null, claims: 'ops', status: `unavailable: ${(e as Error).message}` });
+        continue;
+      }
+      rows.push(describeDevice(d, { default: name === DEFAULT_DEVICE, source }));
     }
     if (values.json) process.stdout.write(JSON.stringify(rows) + '\n');
     else process.stdout.write(rows.map(human).join('\n') + '\n');

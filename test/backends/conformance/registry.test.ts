@@ -5,10 +5,11 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
-import type { Device } from '../../../src/backends/backend.js';
+import { DeviceError, type Device } from '../../../src/backends/backend.js';
 import { loadDevicePlugin } from '../../../src/backends/plugins.js';
 import { closeDevices, deviceNames, deviceSource, getDevice } from '../../../src/backends/registry.js';
 import { repoRoot } from '../../helpers/fixtures.js';
+import { inCi } from '../../helpers/peers.js';
 import { buildCases, runConformance, type ManifestEntry } from './suite.js';
 
 const EXAMPLE = resolve(repoRoot, 'examples/device-plugin/host-f32.js');
@@ -24,8 +25,15 @@ test('the example plug-in is registered from its path', () => {
 });
 
 for (const name of deviceNames().filter((n) => n !== 'reference')) {
-  test(`conformance (small) of every claimed op: ${name}`, async () => {
-    const device = await getDevice(name, { threads: 2 });
+  test(`conformance (small) of every claimed op: ${name}`, async (t) => {
+    let device: Device;
+    try { device = await getDevice(name, { threads: 2 }); } catch (e) {
+      // a device this machine cannot create (webgpu without an adapter): skipped with the reason, failed in CI
+      if (!(e instanceof DeviceError) || e.code !== 'UNSUPPORTED') throw e;
+      if (inCi()) throw new Error(`CI provides every built-in device (.ci/run): ${e.message}`);
+      t.skip(e.message);
+      return;
+    }
     const cases = buildCases({ size: 'small', tokenCounts: device.staticShapes });
     const errors: string[] = [];
     const entries = await runConformance(device, oracle, cases, (e, error) => { if (error) errors.push(`${e.op} ${e.shape}: ${error}`); });

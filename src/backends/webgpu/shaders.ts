@@ -1,0 +1,423 @@
+// WGSL sources of the webgpu device's kernels, one generator per family, keyed by variant (device.ts caches
+// one pipeline per key). Conventions:
+// - binding 0 is the kernel's parameter block (uniform); then the tensors in the order the generator lists;
+//   every storage binding is read_write (one arena buffer is bound several times per dispatch: WebGPU allows
+//   several writable bindings of a buffer in one dispatch, not read-only next to writable).
+// - weights are raw GGUF blocks bound as array<u32> (unaligned 18/34/210-byte blocks read byte-wise through
+//   word loads); f16 values (weights, an f16 KV cache) are unpacked with unpack2x16float, so no kernel needs
+//   shader-f16; f32 -> f16 rounding is done in integers (round to nearest even, as ggml's f32 -> f16).
+// - the workgroup index is wid.y * num_workgroups.x + wid.x (grids wider than 65535 workgroups wrap into y);
+//   kernels return early past their last workgroup (uniform: derived from the workgroup id).
+// - no f32 sum here reproduces ggml's order: the conformance suite holds them to llama.cpp's NMSE limits.
+import { GgmlType } from '../../gguf/ggml-types.js';
+
+export const WG = 64;
+/** tokens per matmul workgroup, and weight rows x threads per row */
+export const MM_TM = 4;
+export const MM_ROWS = 8;
+export const MM_TPR = 8;
+/** largest attention head (K and V) the kernel keeps in workgroup memory / registers */
+export const ATTN_MAX_HEAD = 256;
+
+const COMMON = /* wgsl */ `
+fn f16bits(f: f32) -> u32 {
+  let x = bitcast<u32>(f);
+  let sign = (x >> 16u) & 0x8000u;
+  let e = i32((x >> 23u) & 0xffu);
+  let m = x & 0x7fffffu;
+  if (e == 255) { return sign | 0x7c00u | select(0u, 0x200u | (m >> 13u), m != 0u); }
+  let he = e - 112;
+  if (he >= 31) { return sign | 0x7c00u; }
+  if (he <= 0) {
+    if (he < -10) { return sign; }
+    let mm = m | 0x800000u;
+    let sh = u32(14 - he);
+    var q = mm >> sh;
+    let rem = mm & ((1u << sh) - 1u);
+    let half = 1u << (sh - 1u);
+    if (rem > half || (rem == half && (q & 1u) == 1u)) { q = q + 1u; }
+    return sign | q;
+  }
+  var q = (u32(he) << 10u) | (m >> 13u);
+  let rem = m & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (q & 1u) == 1u)) { q = q + 1u; }
+  return sign | q;
+}
+fn f16r(x: f32) -> f32 { return unpack2x16float(f16bits(x)).x; }
+fn tanh_(x: f32) -> f32 {
+  let a = abs(x);
+  var r: f32;
+  if (a < 0.3) {
+    let x2 = a * a;
+    r = a * (1.0 + x2 * (-0.33333334 + x2 * (0.13333334 + x2 * (-0.053968254 + x2 * (0.021869488 + x2 * -0.008863236)))));
+  } else if (a > 10.0) {
+    r = 1.0;
+  } else {
+    let t = exp(-2.0 * a);
+    r = (1.0 - t) / (1.0 + t);
+  }
+  return select(r, -r, x < 0.0);
+}
+`;
+
+const IDX = /* wgsl */ `@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>, @builtin(local_invocation_index) lid: u32`;
+const GROUP = /* wgsl */ `let grp = wid.y * nw.x + wid.x;`;
+
+/** byte/half reads over the weight binding W (array<u32>) */
+const WREAD = /* wgsl */ `
+fn rdb(a: u32) -> u32 { return (W[a >> 2u] >> ((a & 3u) * 8u)) & 0xffu; }
+fn rdh(a: u32) -> f32 { return unpack2x16float((W[a >> 2u] >> ((a & 2u) * 8u)) & 0xffffu).x; }
+fn sx8(b: u32) -> f32 { return f32(bitcast<i32>(b << 24u) >> 24u); }
+`;
+
+/**
+ * Per type: hdr(base, sb) decodes what sub-block sb (32 values) of the row at byte `base` shares (scales,
+ * addresses), val(h, j) its value j. No private arrays: llvmpipe compiles those into code that takes seconds.
+ */
+function deqBlock(type: number): string {
+  const H = 'struct H { a: u32, b: u32, c: u32, s0: u32, s1: u32, d: f32, m: f32 }';
+  switch (type) {
+    case GgmlType.F32: return `${H}
+fn hdr(base: u32, sb: u32) -> H { return H((base >> 2u) + sb * 32u, 0u, 0u, 0u, 0u, 0.0, 0.0); }
+fn val(h: H, j: u32) -> f32 { return bitcast<f32>(W[h.a + j]); }`;
+    case GgmlType.F16: return `${H}
+fn hdr(base: u32, sb: u32) -> H { return H(base + sb * 64u, 0u, 0u, 0u, 0u, 0.0, 0.0); }
+fn val(h: H, j: u32) -> f32 { return rdh(h.a + 2u * j); }`;
+    case GgmlType.Q8_0: return `${H}
+fn hdr(base: u32, sb: u32) -> H { let a = base + sb * 34u; return H(a + 2u, 0u, 0u, 0u, 0u, rdh(a), 0.0); }
+fn val(h: H, j: u32) -> f32 { return h.d * sx8(rdb(h.a + j)); }`;
+    case GgmlType.Q4_0: return `${H}
+fn hdr(base: u32, sb: u32) -> H { let a = base + sb * 18u; return H(a + 2u, 0u, 0u, 0u, 0u, rdh(a), 0.0); }
+fn val(h: H, j: u32) -> f32 { let b = rdb(h.a + (j & 15u)); return h.d * (f32(select(b & 15u, b >> 4u, j >= 16u)) - 8.0); }`;
+    case GgmlType.Q4_K: return `${H}
+fn hdr(base: u32, sb: u32) -> H {
+  let a = base + (sb >> 3u) * 144u; let s = sb & 7u;
+  let d = rdh(a); let dmin = rdh(a + 2u);
+  var sc: u32; var m: u32;
+  if (s < 4u) { sc = rdb(a + 4u + s) & 63u; m = rdb(a + 8u + s) & 63u; }
+  else { sc = (rdb(a + 8u + s) & 15u) | ((rdb(a + s) >> 6u) << 4u); m = (rdb(a + 8u + s) >> 4u) | ((rdb(a + 4u + s) >> 6u) << 4u); }
+  return H(a + 16u + 32u * (s >> 1u), 0u, 0u, (s & 1u) * 4u, 0u, d * f32(sc), dmin * f32(m));
+}
+fn val(h: H, j: u32) -> f32 { return h.d * f32((rdb(h.a + j) >> h.s0) & 15u) - h.m; }`;
+    case GgmlType.Q6_K: return `${H}
+fn hdr(base: u32, sb: u32) -> H {
+  let a = base + (sb >> 3u) * 210u; let s = sb & 7u;
+  let hf = s >> 2u; let qt = s & 3u;
+  return H(a + 64u * hf + (qt & 1u) * 32u, a + 128u + 32u * hf, a + 192u + 8u * hf + 2u * qt, (qt >> 1u) * 4u, 2u * qt, rdh(a + 208u), 0.0);
+}
+fn val(h: H, j: u32) -> f32 {
+  let q = ((rdb(h.a + j) >> h.s0) & 15u) | (((rdb(h.b + j) >> h.s1) & 3u) << 4u);
+  return h.d * sx8(rdb(h.c + (j >> 4u))) * (f32(q) - 32.0);
+}`;
+  }
+  throw new Error(`webgpu: no WGSL dequantizer for ggml type ${type}`);
+}
+export const WEIGHT_TYPES: readonly number[] = [GgmlType.F32, GgmlType.F16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q6_K];
+
+/**
+ * y[t][r0 + r] = W[r] . x[t]: a workgroup takes MM_ROWS weight rows x MM_TM tokens; MM_TPR threads per row split
+ * its 32-value sub-blocks (each dequantized once for the MM_TM tokens), then sum through workgroup memory.
+ */
+export function mulMatShader(type: number): string {
+  return `${COMMON}
+struct P { K: u32, N: u32, M: u32, rowBytes: u32, r0: u32, nOut: u32, nRowGroups: u32, nTiles: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read_write> W: array<u32>;
+@group(0) @binding(2) var<storage, read_write> X: array<f32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<f32>;
+${WREAD}
+${deqBlock(type)}
+var<workgroup> red: array<f32, ${WG * MM_TM}>;
+@compute @workgroup_size(${WG})
+fn main(${IDX}) {
+  ${GROUP}
+  if (grp >= p.nRowGroups * p.nTiles) { return; }
+  let rg = grp % p.nRowGroups; let tile = grp / p.nRowGroups;
+  let r = rg * ${MM_ROWS}u + lid / ${MM_TPR}u; let lane = lid % ${MM_TPR}u;
+  let t0 = tile * ${MM_TM}u;
+  var acc: array<f32, ${MM_TM}>;
+  for (var i = 0u; i < ${MM_TM}u; i++) { acc[i] = 0.0; }
+  if (r < p.N) {
+    let base = r * p.rowBytes;
+    let nsb = (p.K + 31u) / 32u;
+    for (var sb = lane; sb < nsb; sb += ${MM_TPR}u) {
+      let nj = min(32u, p.K - sb * 32u);
+      let hd = hdr(base, sb);
+      let xo = sb * 32u;
+      for (var j = 0u; j < nj; j++) {
+        let w = val(hd, j);
+        for (var i = 0u; i < ${MM_TM}u; i++) { acc[i] = fma(w, X[min(t0 + i, p.M - 1u) * p.K + xo + j], acc[i]); }
+      }
+    }
+  }
+  for (var i = 0u; i < ${MM_TM}u; i++) { red[i * ${WG}u + lid] = acc[i]; }
+  workgroupBarrier();
+  for (var k = ${MM_TPR / 2}u; k > 0u; k >>= 1u) {
+    if (lane < k) { for (var i = 0u; i < ${MM_TM}u; i++) { red[i * ${WG}u + lid] += red[i * ${WG}u + lid + k]; } }
+    workgroupBarrier();
+  }
+  if (lane == 0u && r < p.N) {
+    for (var i = 0u; i < ${MM_TM}u; i++) {
+      let t = t0 + i;
+      if (t < p.M) { Y[t * p.nOut + p.r0 + r] = red[i * ${WG}u + lid]; }
+    }
+  }
+}`;
+}
+
+/** y[i] = row ids[i] of W (rows [r0, r0 + N) of the table in this binding): a thread per 32-value sub-block */
+export function getRowsShader(type: number): string {
+  return `${COMMON}
+struct P { K: u32, nIds: u32, rowBytes: u32, r0: u32, N: u32, nsb: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read_write> W: array<u32>;
+@group(0) @binding(2) var<storage, read_write> IDS: array<i32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<f32>;
+${WREAD}
+${deqBlock(type)}
+@compute @workgroup_size(${WG})
+fn main(${IDX}) {
+  ${GROUP}
+  let i = grp * ${WG}u + lid;
+  if (i >= p.nIds * p.nsb) { return; }
+  let t = i / p.nsb; let sb = i % p.nsb;
+  let id = u32(IDS[t]);
+  if (id < p.r0 || id >= p.r0 + p.N) { return; }
+  let nj = min(32u, p.K - sb * 32u);
+  let hd = hdr((id - p.r0) * p.rowBytes, sb);
+  for (var j = 0u; j < nj; j++) { Y[t * p.K + sb * 32u + j] = val(hd, j); }
+}`;
+}
+
+export type EwOp = 'add' | 'mul' | 'scale' | 'softcap' | 'swiglu' | 'geglu' | 'view_cols' | 'view_blocks' | 'silu' | 'sigmoid' | 'scale_rows';
+const EW_BODY: Record<EwOp, string> = {
+  add: 'Y[i] = A[i] + B[i % p.nb];',
+  mul: 'Y[i] = A[i] * B[i % p.nb];',
+  scale: 'Y[i] = A[i] * p.s0;',
+  softcap: 'Y[i] = tanh_(A[i] * p.s0) * p.s1;',
+  swiglu: 'let x = A[i]; Y[i] = (x / (1.0 + exp(-x))) * B[i];',
+  silu: 'let x = A[i]; Y[i] = x / (1.0 + exp(-x));',
+  sigmoid: 'Y[i] = 1.0 / (1.0 + exp(-A[i]));',
+  scale_rows: 'Y[i] = A[i] * B[i / p.w];',
+  // ggml's GELU: input and result rounded to f16 (its table), tanh form; identity past +-10
+  geglu: `let x = A[i]; var g: f32;
+  if (x <= -10.0) { g = 0.0; } else if (x >= 10.0) { g = x; } else {
+    let h = f16r(x);
+    let inner = (0.7978846 * h) * fma(0.044715 * h, h, 1.0);
+    g = f16r((0.5 * h) * (1.0 + tanh_(inner)));
+  }
+  Y[i] = g * B[i];`,
+  view_cols: 'let r = i / p.w; Y[i] = A[r * p.srcw + p.off + i % p.w];',
+  view_blocks: 'let r = i / p.w; let c = i % p.w; Y[i] = A[r * p.srcw + p.off + (c / p.blk) * p.stride + c % p.blk];',
+};
+export const ewHasB = (op: EwOp) => op === 'add' || op === 'mul' || op === 'swiglu' || op === 'geglu' || op === 'scale_rows';
+
+export function elementwiseShader(op: EwOp): string {
+  return `${COMMON}
+struct P { n: u32, nb: u32, s0: f32, s1: f32, w: u32, srcw: u32, off: u32, blk: u32, stride: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read_write> A: array<f32>;
+${ewHasB(op) ? '@group(0) @binding(2) var<storage, read_write> B: array<f32>;\n@group(0) @binding(3) var<storage, read_write> Y: array<f32>;' : '@group(0) @binding(2) var<storage, read_write> Y: array<f32>;'}
+@compute @workgroup_size(${WG})
+fn main(${IDX}) {
+  ${GROUP}
+  let i = grp * ${WG}u + lid;
+  if (i >= p.n) { return; }
+  ${EW_BODY[op]}
+}`;
+}
+
+/** rms_norm (or l2_norm) over chunks of `len`: a workgroup per chunk, f32 sums through workgroup memory */
+export function normShader(kind: 'rms' | 'l2'): string {
+  const scale = kind === 'rms' ? 'let scale = 1.0 / sqrt(red[0] / f32(p.len) + p.eps);' : 'let scale = 1.0 / max(sqrt(red[0]), p.eps);';
+  return `${COMMON}
+struct P { len: u32, nrows: u32, eps: f32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read_write> A: array<f32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+var<workgroup> red: array<f32, ${WG}>;
+@compute @workgroup_size(${WG})
+fn main(${IDX}) {
+  ${GROUP}
+  if (grp >= p.nrows) { return; }
+  let base = grp * p.len;
+  var s = 0.0;
+  for (var i = lid; i < p.len; i += ${WG}u) { let v = A[base + i]; s = fma(v, v, s); }
+  red[lid] = s;
+  workgroupBarrier();
+  for (var k = ${WG / 2}u; k > 0u; k >>= 1u) { if (lid < k) { red[lid] += red[lid + k]; } workgroupBarrier(); }
+  ${scale}
+  for (var i = lid; i < p.len; i += ${WG}u) { Y[base + i] = A[base + i] * scale; }
+}`;
+}
+
+/** RoPE: a thread per element; cos/sin per (token, pair) from a table the host computes with ggml's libm (T) */
+export function ropeShader(): string {
+  return `${COMMON}
+struct P { n: u32, rowLen: u32, headDim: u32, nDims: u32, neox: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read_write> A: array<f32>;
+@group(0) @binding(2) var<storage, read_write> T: array<f32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<f32>;
+@compute @workgroup_size(${WG})
+fn main(${IDX}) {
+  ${GROUP}
+  let i = grp * ${WG}u + lid;
+  if (i >= p.n) { return; }
+  let t = i / p.rowLen; let d = (i % p.rowLen) % p.headDim; let hb = i - d;
+  if (d >= p.nDims) { Y[i] = A[i]; return; }
+  let half = p.nDims / 2u;
+  var j: u32; var first: bool; var i0: u32; var i1: u32;
+  if (p.neox != 0u) { j = d % half; first = d < half; i0 = hb + j; i1 = i0 + half; }
+  else { j = d / 2u; first = (d & 1u) == 0u; i0 = hb + 2u * j; i1 = i0 + 1u; }
+  let c = T[t * p.nDims + 2u * j]; let s = T[t * p.nDims + 2u * j + 1u];
+  let x0 = A[i0]; let x1 = A[i1];
+  if (first) { Y[i] = fma(x0, c, -(x1 * s)); } else { Y[i] = fma(x0, s, x1 * c); }
+}`;
+}
+
+/** kv_store: row pos[t] of the cache = x[t] (f16: a thread per pair of values, one u32 word each) */
+export function kvStoreShader(f16: boolean): string {
+  return `${COMMON}
+struct P { rowLen: u32, nTok: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read_write> C: array<${f16 ? 'u32' : 'f32'}>;
+@group(0) @binding(2) var<storage, read_write> X: array<f32>;
+@group(0) @binding(3) var<storage, read_write> POS: array<i32>;
+@compute @workgroup_size(${WG})
+fn main(${IDX}) {
+  ${GROUP}
+  let i = grp * ${WG}u + lid;
+  ${f16 ? `let per = p.rowLen / 2u;
+  if (i >= p.nTok * per) { return; }
+  let t = i / per; let c = i % per;
+  let x = t * p.rowLen + 2u * c;
+  C[u32(POS[t]) * per + c] = f16bits(X[x]) | (f16bits(X[x + 1u]) << 16u);` : `if (i >= p.nTok * p.rowLen) { return; }
+  let t = i / p.rowLen;
+  C[u32(POS[t]) * p.rowLen + i % p.rowLen] = X[i];`}
+}`;
+}
+
+/**
+ * Attention of one (token, head) per workgroup over cache rows [lo, pos[t]] (causal, sliding window), in
+ * ggml's non-flash order of roundings: Q rounded to f16 for an f16 cache (its K.Q is an f16 matmul), softcap
+ * then scale on the scores, softmax in f32, the weights rounded to f16 (f16 cache) before V.softmax. Three
+ * passes over the keys, 64 at a time (max, sum, weighted V), recomputing the scores instead of storing them:
+ * no limit on the context and no scratch.
+ */
+export function attentionShader(f16: boolean): string {
+  const kAt = (e: string) => `unpack2x16float(K[(${e}) >> 1u])`;
+  const scoreLoop = f16
+    ? `for (var i = 0u; i < p.dk; i += 2u) { let kk = ${kAt('ko + i')}; s = fma(qs[i], kk.x, s); s = fma(qs[i + 1u], kk.y, s); }`
+    : 'for (var i = 0u; i < p.dk; i++) { s = fma(qs[i], K[ko + i], s); }';
+  const vAt = f16 ? (e: string) => `unpack2x16float(V[(${e}) >> 1u])[(${e}) & 1u]` : (e: string) => `V[${e}]`;
+  return `${COMMON}
+struct P { nHead: u32, nHeadKv: u32, dk: u32, dv: u32, nTok: u32, window: u32, scale: f32, softcap: f32, invcap: f32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read_write> Q: array<f32>;
+@group(0) @binding(2) var<storage, read_write> K: array<${f16 ? 'u32' : 'f32'}>;
+@group(0) @binding(3) var<storage, read_write> V: array<${f16 ? 'u32' : 'f32'}>;
+@group(0) @binding(4) var<storage, read_write> POS: array<i32>;
+@group(0) @binding(5) var<storage, read_write> Y: array<f32>;
+var<workgroup> qs: array<f32, ${ATTN_MAX_HEAD}>;
+var<workgroup> sc: array<f32, ${WG}>;
+var<workgroup> wp0: u32;
+var<private> kvh: u32;
+var<private> rowK: u32;
+fn score(j: u32) -> f32 {
+  let ko = j * rowK + kvh * p.dk;
+  var s = 0.0;
+  ${scoreLoop}
+  if (p.softcap > 0.0) { s = tanh_(s * p.invcap) * p.softcap; }
+  return s * p.scale;
+}
+@compute @workgroup_size(${WG})
+fn main(${IDX}) {
+  ${GROUP}
+  if (grp >= p.nTok * p.nHead) { return; }
+  let t = grp / p.nHead; let h = grp % p.nHead;
+  kvh = h / (p.nHead / p.nHeadKv);
+  rowK = p.nHeadKv * p.dk;
+  let rowV = p.nHeadKv * p.dv;
+  if (lid == 0u) { wp0 = u32(POS[t]); }
+  let p0 = workgroupUniformLoad(&wp0);
+  for (var i = lid; i < p.dk; i += ${WG}u) { let q = Q[t * p.dk * p.nHead + h * p.dk + i]; qs[i] = ${f16 ? 'f16r(q)' : 'q'}; }
+  workgroupBarrier();
+  var lo = 0u;
+  if (p.window > 0u && p0 + 1u > p.window) { lo = p0 + 1u - p.window; }
+  // pass 1: the max score
+  var m = -3.0e38;
+  for (var j = lo + lid; j <= p0; j += ${WG}u) { m = max(m, score(j)); }
+  sc[lid] = m;
+  workgroupBarrier();
+  for (var k = ${WG / 2}u; k > 0u; k >>= 1u) { if (lid < k) { sc[lid] = max(sc[lid], sc[lid + k]); } workgroupBarrier(); }
+  let mx = sc[0];
+  workgroupBarrier();
+  // pass 2: the sum of exp(score - max)
+  var sum = 0.0;
+  for (var j = lo + lid; j <= p0; j += ${WG}u) { sum += exp(score(j) - mx); }
+  sc[lid] = sum;
+  workgroupBarrier();
+  for (var k = ${WG / 2}u; k > 0u; k >>= 1u) { if (lid < k) { sc[lid] += sc[lid + k]; } workgroupBarrier(); }
+  let inv = 1.0 / sc[0];
+  workgroupBarrier();
+  // pass 3: V weighted by the (rounded) softmax, 64 keys per step
+  var acc: array<f32, ${ATTN_MAX_HEAD / WG}>;
+  for (var c = 0u; c < ${ATTN_MAX_HEAD / WG}u; c++) { acc[c] = 0.0; }
+  for (var j0 = lo; j0 <= p0; j0 += ${WG}u) {
+    let cnt = min(${WG}u, p0 + 1u - j0);
+    if (lid < cnt) { let w = exp(score(j0 + lid) - mx) * inv; sc[lid] = ${f16 ? 'f16r(w)' : 'w'}; }
+    workgroupBarrier();
+    for (var c = 0u; c < ${ATTN_MAX_HEAD / WG}u; c++) {
+      let d = lid + c * ${WG}u;
+      if (d < p.dv) {
+        var a = acc[c];
+        for (var k = 0u; k < cnt; k++) { a = fma(sc[k], ${vAt('(j0 + k) * rowV + kvh * p.dv + d')}, a); }
+        acc[c] = a;
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var c = 0u; c < ${ATTN_MAX_HEAD / WG}u; c++) {
+    let d = lid + c * ${WG}u;
+    if (d < p.dv) { Y[t * p.dv * p.nHead + h * p.dv + d] = acc[c]; }
+  }
+}`;
+}
+
+/**
+ * The activations a quantized matmul sees in ggml (its vec_dot_type), as f32 values: Q8_0 (Q4_0, Q8_0
+ * weights: d = amax/127 stored as f16, q = round-half-even(x * 127/amax)), Q8_K (K-quants: iscale = -127/max,
+ * the signed value of largest magnitude, first one wins; q = min(127, round(iscale * x)), d = 1/iscale), f16
+ * (F16 weights). The matmul then multiplies these values: the products ggml's integer dots sum.
+ */
+export type ActQuant = 'q8_0' | 'q8_k' | 'f16';
+export function actQuantShader(kind: ActQuant): string {
+  const body = kind === 'f16' ? `if (i >= p.n) { return; }
+  Y[i] = f16r(X[i]);` : kind === 'q8_0' ? `if (i >= p.n / 32u) { return; }
+  let o = i * 32u;
+  var amax = 0.0;
+  for (var j = 0u; j < 32u; j++) { amax = max(amax, abs(X[o + j])); }
+  let d = f16r(amax / 127.0);
+  var id = 0.0;
+  if (amax != 0.0) { id = 127.0 / amax; }
+  for (var j = 0u; j < 32u; j++) { Y[o + j] = d * round(X[o + j] * id); }` : `if (i >= p.n / 256u) { return; }
+  let o = i * 256u;
+  var amax = 0.0; var mx = 0.0;
+  for (var j = 0u; j < 256u; j++) { let a = abs(X[o + j]); if (a > amax) { amax = a; mx = X[o + j]; } }
+  if (amax == 0.0) { for (var j = 0u; j < 256u; j++) { Y[o + j] = 0.0; } return; }
+  let iscale = -127.0 / mx;
+  let d = 1.0 / iscale;
+  for (var j = 0u; j < 256u; j++) { Y[o + j] = d * min(127.0, round(iscale * X[o + j])); }`;
+  return `${COMMON}
+struct P { n: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read_write> X: array<f32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+@compute @workgroup_size(${WG})
+fn main(${IDX}) {
+  ${GROUP}
+  let i = grp * ${WG}u + lid;
+  ${body}
+}`;
+}
