@@ -1,4 +1,3 @@
-/// <reference types="@webgpu/types" />
 // The webgpu device's buffers: one GPUBuffer each, plus (except big weight buffers) a host shadow. WebGPU
 // reads are asynchronous, the DeviceBuffer contract's get/copyTo are not: so every byte the host may read
 // is kept in the shadow. Writes (set, clear, copies in) go to both; what the GPU writes reaches the shadow

@@ -1,4 +1,3 @@
-/// <reference types="@webgpu/types" />
 // The `webgpu` device: WGSL kernels (shaders.ts) through the backend contract, op by op like the cpu device.
 //
 // Per split of a plan, prepare() builds a Program once: a pipeline per kernel variant (cached on the

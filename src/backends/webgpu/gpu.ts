@@ -1,4 +1,3 @@
-/// <reference types="@webgpu/types" />
 // Getting a GPUDevice: the browser's navigator.gpu, else (Node) Dawn from the npm `webgpu` package, loaded
 // only then (a variable specifier, so a browser bundle never pulls it in). Optional features are requested
 // when the adapter has them (shader-f16, subgroups, timestamp-query); nothing here requires them: every
