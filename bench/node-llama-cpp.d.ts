@@ -8,6 +8,8 @@ declare module 'node-llama-cpp' {
   export interface LlamaContextSequence {
     clearHistory(): Promise<void>;
     controlledEvaluate(input: (Token | [Token, GenerateNext])[]): Promise<(ControlledEvaluateResult | undefined)[]>;
+    /** llama_memory_seq_rm of each [start, end), then seq_add of the later cells (the K-shift) */
+    eraseContextTokenRanges(ranges: { start: number; end: number }[]): Promise<void>;
   }
   export interface LlamaContext {
     getSequence(): LlamaContextSequence;

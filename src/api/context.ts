@@ -83,6 +83,7 @@ export class RuntimeEngine implements Engine {
     this.rt.truncate(keep);
     return this.rt.nPast;
   }
+  shift(keep: number, discard: number): boolean { return this.rt.shiftSeq(0, keep, discard); }
   reset(): void { this.rt.clear(); this.sampler.reset(); this.last = null; }
   logits(): Float32Array { return this.last!; }
 }

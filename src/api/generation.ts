@@ -23,6 +23,11 @@ export interface Engine {
    * cannot roll its state back, so anything short of the whole cache clears it)
    */
   truncate(keep: number): number;
+  /**
+   * optional context shift in place: forget the cached tokens at [keep, keep + discard) and move the later ones
+   * down (their keys re-rotated), no evaluation; false when the engine cannot (the loop then evaluates again)
+   */
+  shift?(keep: number, discard: number): boolean;
   /** forgets everything (cache and sampler history) */
   reset(): void;
   /** the last distribution's logits (for `probs`) */
@@ -175,16 +180,24 @@ export async function* generationLoop(
       yield { token: id, text: emit };
       if (finish !== undefined) break;
       if (full) {
-        // shift: keep the first tokens (BOS, system prompt), discard the older half of the rest, re-evaluate
+        // shift: keep the first tokens (BOS, system prompt), discard the older half of the rest: in place where
+        // the engine can (llama.cpp's K-shift, no evaluation), else by evaluating the kept tokens again
         const nKeep = Math.min(o.contextShift!.keep, cache.length - 1);
         const nDiscard = Math.max(1, Math.floor((cache.length - nKeep) / 2));
-        const kept = [...cache.slice(0, nKeep), ...cache.slice(nKeep + nDiscard)];
-        o.contextShift!.notice?.(`context full: shifted the context, kept the first ${nKeep} token(s) (BOS and system prompt), discarded ${nDiscard} token(s)`);
-        const n = engine.truncate(nKeep);
-        cache.length = n;
-        const again = [...kept.slice(n), id];
-        await engine.evaluate(again);
-        for (const t of again) cache.push(t);
+        if (engine.shift?.(nKeep, nDiscard)) {
+          o.contextShift!.notice?.(`context full: shifted the context in place, kept the first ${nKeep} token(s) (BOS and system prompt), discarded the next ${nDiscard}`);
+          cache.splice(nKeep, nDiscard);
+          await engine.evaluate([id]);
+          cache.push(id);
+        } else {
+          const kept = [...cache.slice(0, nKeep), ...cache.slice(nKeep + nDiscard)];
+          o.contextShift!.notice?.(`context full: shifted the context, kept the first ${nKeep} token(s) (BOS and system prompt), discarded ${nDiscard} token(s), evaluating the rest again`);
+          const n = engine.truncate(nKeep);
+          cache.length = n;
+          const again = [...kept.slice(n), id];
+          await engine.evaluate(again);
+          for (const t of again) cache.push(t);
+        }
       } else {
         await engine.evaluate([id]);
         cache.push(id);

@@ -36,7 +36,12 @@ export function f16ToF32(h: number): number {
 
 /** Encode x (rounded to f32 first, as the C code holds a float) to binary16 bits, RNE. */
 export function f32ToF16(x: number): number {
-  const w = f32Bits(x);
+  return f16FromF32Bits(f32Bits(x));
+}
+
+/** f32ToF16 from the f32's bits (as int32 or uint32): integer in, integer out, so a hot caller boxes nothing. */
+export function f16FromF32Bits(w: number): number {
+  w >>>= 0;
   const sign = (w >>> 16) & 0x8000;
   const exp = (w >>> 23) & 0xff;
   const mant = w & 0x7fffff;

@@ -25,6 +25,7 @@ import { DeviceError } from '../backends/backend.js';
 import type { Graph, TensorDesc } from '../graph/graph.js';
 import { readTensorData } from '../gguf/reader.js';
 import { buildTransformer } from '../models/transformer.js';
+import { cacheRopes, KvShifter, type KeyRope } from './kv-shift.js';
 import { Profiler } from '../sched/profile.js';
 import { Scheduler, type Plan, type PlanKey } from '../sched/scheduler.js';
 import type { Model } from './model.js';
@@ -140,6 +141,8 @@ export class Context {
   private logitsResolved: Promise<Float32Array>;
   private pending: Promise<void> | undefined;
   private closed = false;
+  /** the context shift's per-cache RoPE and scratch, made at the first shift */
+  private shift: { ropes: Map<string, KeyRope | null>; shifter: KvShifter } | undefined;
 
   constructor(readonly model: Model, opts: ContextOptions) {
     const hp = model.hp;
@@ -520,6 +523,44 @@ export class Context {
     if (!Number.isInteger(keep) || keep < 0) throw new ContextError('BAD_ARGUMENT', `truncateSeq: keep must be a non-negative integer, got ${keep}`);
     if (seq === 0) this.truncate(keep);
     else this.past[seq] = Math.min(keep, this.past[seq]!);
+  }
+
+  /**
+   * Context shift in place (llama.cpp's K-shift): sequence `seq` forgets its tokens at positions
+   * [keep, keep + discard); the later ones move down to [keep, past - discard), their keys re-rotated for the new
+   * positions, with no evaluation (src/runtime/kv-shift.ts). Returns false, changing nothing, when the model's
+   * state cannot shift (recurrent layers: evaluate the kept tokens again instead).
+   */
+  shiftSeq(seq: number, keep: number, discard: number): boolean {
+    const e = this.seqError(seq);
+    if (e) throw e;
+    const past = this.past[seq]!;
+    if (!Number.isInteger(keep) || !Number.isInteger(discard) || keep < 0 || discard < 1 || keep + discard > past) {
+      throw new ContextError('BAD_ARGUMENT', `shiftSeq: keep ${keep} and discard ${discard} must be integers with keep >= 0, discard >= 1 and keep + discard <= ${past} cached tokens`);
+    }
+    if (this.recurrent || (this.kvType !== 'f16' && this.kvType !== 'f32')) return false;
+    if (!this.shift) {
+      const g = this.graph(1, 1);
+      const ropes = cacheRopes(g, (name) => {
+        const b = readTensorData(this.model.file, name);
+        return new Float32Array(b.slice().buffer, 0, b.byteLength >> 2);
+      });
+      let maxRow = 0, maxDims = 2;
+      for (const l of this.kv) maxRow = Math.max(maxRow, l.rowBytes);
+      for (const r of ropes.values()) if (r) maxDims = Math.max(maxDims, r.nDims);
+      this.shift = { ropes, shifter: new KvShifter(maxRow, maxDims) };
+    }
+    const base = seq * this.seqStride, n = past - keep - discard;
+    // indexed loops: no iterator objects (a shift allocates nothing)
+    for (let i = 0; i < this.kv.length; i++) {
+      const l = this.kv[i]!, c = l.copies[l.primary]!;
+      this.shift.shifter.move(c.placement.buffer, c.placement.offset, l.rowBytes, base + keep + discard, base + keep, n, this.kvType === 'f16', this.shift.ropes.get(l.name) ?? null, -discard);
+      // other copies (an accelerator's prefill copy) are current up to the kept prefix only
+      for (let j = 0; j < l.copies.length; j++) { const o = l.copies[j]!; if (o !== c && o.valid > keep) o.valid = keep; }
+      if (this.nSeq === 1) c.valid = past - discard;
+    }
+    this.past[seq] = past - discard;
+    return true;
   }
 
   private seqError(seq: number): ContextError | undefined {

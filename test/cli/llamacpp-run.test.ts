@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { llamaGreedy } from '../helpers/llamacpp.js';
+import { llamaGreedy, llamaGreedyShifted } from '../helpers/llamacpp.js';
 import { needPeers } from '../helpers/peers.js';
 import { openGguf } from '../../src/gguf/open.js';
 import { writeGguf } from '../../src/gguf/writer.js';
@@ -45,4 +45,26 @@ test('a file written by our GGUF writer (v3, re-aligned to 64) loads in llama.cp
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('gguf-edge run --keep: past a full context (a shift in place) the greedy tokens are llama.cpp\'s with its K-shift', async (t) => {
+  if (!needPeers(t, 'node-llama-cpp')) return;
+  const model = fixture('models/stories260K.gguf');
+  const r = spawnSync(process.execPath, [bin, 'run', model, '-p', 'Once upon a time', '-n', '150', '--temp', '0', '-c', '64', '--keep', '5', '--ignore-eos', '--json', '--probs', '2'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const ours = JSON.parse(r.stdout) as { prompt_tokens: number[]; tokens: number[]; probs: { top: [number, number][] }[] };
+  assert.equal(ours.tokens.length, 150, 'generation goes on past the context size');
+  const theirs = await llamaGreedyShifted(model, ours.prompt_tokens, 64, 5, 150);
+  // llama.cpp writes the tokens after a shift into the freed cells, so its attention sums the cache in another
+  // order than ours (positions in row order): last-bit differences, which flip the argmax only at a near tie.
+  // The tokens must agree up to the first step whose top-1/top-2 margin is under 1e-3, past the shift.
+  const firstShift = 64 - ours.prompt_tokens.length;
+  let n = 0;
+  while (n < 150 && ours.probs[n]!.top[0]![1] - ours.probs[n]!.top[1]![1] >= 1e-3) n++;
+  assert.ok(n > firstShift + 8, `the comparison covers ${n} tokens, the shift happens at token ${firstShift}`);
+  assert.deepEqual(ours.tokens.slice(0, n), theirs.slice(0, n));
+  // without --keep the context size ends it
+  const stop = spawnSync(process.execPath, [bin, 'run', model, '-p', 'Once upon a time', '-n', '150', '--temp', '0', '-c', '64', '--ignore-eos', '--json'], { encoding: 'utf8' });
+  assert.equal(stop.status, 0, stop.stderr);
+  assert.ok((JSON.parse(stop.stdout) as { tokens: number[] }).tokens.length < 64);
 });

@@ -34,3 +34,70 @@ export async function llamaGreedy(path: string, text: string, n: number): Promis
   }
 }
 
+
+/**
+ * llama.cpp's context shift: `tokens[0, fill)` evaluated, then positions [keep, keep + discard) erased with
+ * node-llama-cpp's eraseContextTokenRanges (llama_memory_seq_rm, then seq_add of -discard on the later
+ * cells: the K-shift runs at the next decode), then tokens[fill, fill + steps) one at a time. Returns each
+ * step's next-token distribution, the top `top` tokens with their probabilities (softmax of the raw logits),
+ * highest first.
+ */
+export async function llamaShifted(path: string, tokens: number[], fill: number, keep: number, discard: number, steps: number, top = 10): Promise<[number, number][][]> {
+  const llama = await getLlama();
+  const model = await llama.loadModel({ modelPath: path });
+  const ctx = await model.createContext({ contextSize: 256, threads: 1, flashAttention: false });
+  try {
+    const seq = ctx.getSequence();
+    const t = (x: number) => x as unknown as Token;
+    await seq.controlledEvaluate(tokens.slice(0, fill).map(t));
+    await seq.eraseContextTokenRanges([{ start: keep, end: keep + discard }]);
+    const out: [number, number][][] = [];
+    for (let k = 0; k < steps; k++) {
+      const res = await seq.controlledEvaluate([[t(tokens[fill + k]!), { generateNext: { probabilities: true, options: { temperature: 0 } } }]]);
+      const probs = res[res.length - 1]!.next!.probabilities!;
+      out.push([...probs.entries()].slice(0, top).map(([id, p]) => [id as unknown as number, p]));
+    }
+    return out;
+  } finally {
+    await ctx.dispose();
+    await model.dispose();
+    await llama.dispose();
+  }
+}
+
+/**
+ * llama.cpp's greedy tokens with a context shift, the way `run --keep` shifts: `prompt` (ids, BOS included)
+ * evaluated, then each step's argmax token; when the cache holds nCtx tokens before a token is evaluated, the
+ * cells [keep, keep + discard) are erased (discard = half of the tokens past keep, at least 1) and the later
+ * ones shifted down (eraseContextTokenRanges: seq_rm + seq_add, llama.cpp's K-shift).
+ */
+export async function llamaGreedyShifted(path: string, prompt: number[], nCtx: number, keep: number, n: number): Promise<number[]> {
+  const llama = await getLlama();
+  const model = await llama.loadModel({ modelPath: path });
+  const ctx = await model.createContext({ contextSize: 256, threads: 1, flashAttention: false });
+  try {
+    const seq = ctx.getSequence();
+    const t = (x: number) => x as unknown as Token;
+    const next = { generateNext: { token: true, options: { temperature: 0 } } };
+    let res = await seq.controlledEvaluate([...prompt.slice(0, -1).map(t), [t(prompt[prompt.length - 1]!), next]]);
+    let cached = prompt.length;
+    const ids: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const id = res[res.length - 1]!.next!.token! as unknown as number;
+      ids.push(id);
+      if (i === n - 1) break;
+      if (cached >= nCtx) {
+        const k = Math.min(keep, cached - 1), discard = Math.max(1, Math.floor((cached - k) / 2));
+        await seq.eraseContextTokenRanges([{ start: k, end: k + discard }]);
+        cached -= discard;
+      }
+      res = await seq.controlledEvaluate([[t(id), next]]);
+      cached++;
+    }
+    return ids;
+  } finally {
+    await ctx.dispose();
+    await model.dispose();
+    await llama.dispose();
+  }
+}

@@ -29,6 +29,10 @@ Prompt:
 Generation:
   -n, --n-predict N          tokens to generate (default 128)
   --ignore-eos               keep generating past end-of-generation tokens
+  --keep N                   when the context fills, keep the first N prompt tokens (-1: the whole prompt),
+                             drop the older half of the rest and go on: a context shift in place (the kept
+                             keys re-rotated, as llama.cpp's K-shift; models with recurrent layers evaluate
+                             the kept tokens again). Without --keep, generation stops at the context size
 
 Structured output (one of; the output is constrained to match, and always ends complete: a token
 is allowed only if the grammar can still finish within the tokens -n leaves, and generation stops
@@ -71,6 +75,7 @@ export const command: Command = {
         ...samplingOptions,
         ...contextOptions,
         'ignore-eos': { type: 'boolean' },
+        keep: { type: 'string' },
         grammar: { type: 'string' },
         'grammar-file': { type: 'string' },
         'json-schema': { type: 'string' },
@@ -130,6 +135,8 @@ export const command: Command = {
       if (constraint && constraint.minTokens > nPredict) {
         throw Object.assign(new Error(`the grammar needs at least ${constraint.minTokens} tokens to complete but -n is ${nPredict}`), { code: 'GRAMMAR_BUDGET' });
       }
+      const keepN = values.keep !== undefined ? Math.floor(num(values.keep, 'keep', -1)) : undefined;
+      if (keepN !== undefined && keepN < -1) throw Object.assign(new Error(`--keep: -1 (the whole prompt) or a token count >= 0, got ${values.keep}`), { code: 'USAGE' });
       const sampler = createSampler(model.vocabSize, samplerParams(values), constraint);
       const json = !!values.json;
       if (!json) process.stdout.write(values['prompt-tokens'] !== undefined ? tok.detokenize(prompt, { removeSpecial: true }) : (values.prompt ?? ''));
@@ -139,6 +146,7 @@ export const command: Command = {
         probs: values.probs !== undefined ? Math.floor(num(values.probs, 'probs', 0)) : undefined,
         ignoreEos: !!values['ignore-eos'],
         special: true,
+        ...(keepN !== undefined ? { contextShift: { keep: keepN < 0 ? prompt.length : Math.min(keepN, prompt.length), notice: (m: string) => { if (!json) process.stderr.write(`\n[${m}]\n`); } } } : {}),
       });
       for await (const e of gen) if (!json && e.text.length > 0) process.stdout.write(e.text);
       const res = await gen.result;
