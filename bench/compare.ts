@@ -44,7 +44,9 @@ function llamaCppEngine(path: string, getL: () => Promise<Llama>, flashAttention
   let ctx: LlamaContext | undefined;
   let timer: LlamaBenchTimer | undefined;
   let device = 'llama.cpp cpu';
+  let filled = 0, batch = 512;
   const release = async () => {
+    filled = 0;
     await ctx?.dispose(); ctx = undefined; timer = undefined;
     await model?.dispose(); model = undefined;
   };
@@ -57,19 +59,27 @@ function llamaCppEngine(path: string, getL: () => Promise<Llama>, flashAttention
       device = `cpu (llama.cpp ${llama.llamaCppRelease.release}${flashAttention ? ', FA' : ''})`;
       model = await llama.loadModel({ modelPath: path });
       ctx = await model.createContext({ contextSize: nCtx, batchSize: nBatch, threads, flashAttention, sequences: 1 });
+      batch = nBatch;
       timer = llamaBenchTimer(ctx, ctx.getSequence());
     },
     async run(test: BenchTest, tokens: Int32Array) {
       // as llama-bench: the KV cache cleared, then pp = one llama_decode of the whole batch (logits of its
       // last token), tg = one llama_decode per token (bench/llamacpp-timing.ts says why not controlledEvaluate)
-      const tm = timer!;
-      tm.clear();
-      const toks = Uint32Array.from(tokens.subarray(0, test.n));
+      // with a depth (llama-bench -d): its tokens decoded first in batches of nBatch, untimed, and kept between runs
+      const tm = timer!, d = test.depth ?? 0;
+      if (d > 0 && filled === d && tm.maxPosition() >= d - 1) tm.truncate(d);
+      else {
+        tm.clear();
+        filled = 0;
+        for (let p = 0; p < d; p += batch) await tm.decode(Uint32Array.from(tokens.subarray(p, Math.min(d, p + batch))), p);
+        filled = d;
+      }
+      const toks = Uint32Array.from(tokens.subarray(d, d + test.n));
       const t0 = performance.now();
-      if (test.kind === 'pp') await tm.decode(toks, 0);
-      else for (let i = 0; i < test.n; i++) await tm.decode(toks.subarray(i, i + 1), i);
+      if (test.kind === 'pp') await tm.decode(toks, d);
+      else for (let i = 0; i < test.n; i++) await tm.decode(toks.subarray(i, i + 1), d + i);
       const ms = performance.now() - t0;
-      if (tm.maxPosition() !== test.n - 1) throw new Error(`llama.cpp: the KV cache holds positions up to ${tm.maxPosition()} after ${test.n} tokens`);
+      if (tm.maxPosition() !== d + test.n - 1) throw new Error(`llama.cpp: the KV cache holds positions up to ${tm.maxPosition()} after ${d} + ${test.n} tokens`);
       return ms;
     },
     async close() { await release(); },
@@ -87,6 +97,7 @@ async function main(): Promise<void> {
       models: { type: 'string', short: 'm' },
       'n-prompt': { type: 'string', short: 'p' },
       'n-gen': { type: 'string', short: 'n' },
+      'n-depth': { type: 'string', short: 'd' },
       threads: { type: 'string', short: 't' },
       repetitions: { type: 'string', short: 'r' },
       device: { type: 'string' },
@@ -104,6 +115,7 @@ async function main(): Promise<void> {
   -m, --models SPEC,...   synthetic SHAPE:TYPE or .gguf paths (default ${DEFAULT_MODELS})
   -p, --n-prompt N,...    pp sizes (default 512)
   -n, --n-gen N,...       tg lengths (default 128)
+  -d, --n-depth N,...     KV cache depths each test also runs at (llama-bench -d; default 0)
   -t, --threads N,...     thread counts, the same for both engines (default 2)
   -r, --repetitions N     timed runs per test and engine, alternating (default 3)
   --device NAME           gguf-edge device (default ${defaultDeviceName()})
@@ -120,6 +132,7 @@ async function main(): Promise<void> {
   const nums = (v: string | undefined, def: string) => (v ?? def).split(',').filter(Boolean).map(Number);
   const pp = nums(values['n-prompt'], '512');
   const tg = nums(values['n-gen'], '128');
+  const depths = nums(values['n-depth'], '0');
   const threads = nums(values.threads, '2');
   const reps = Number(values.repetitions ?? 3);
   const deviceName = values.device ?? defaultDeviceName();
@@ -151,7 +164,7 @@ async function main(): Promise<void> {
     if (which.includes('gguf-edge')) engines.push(ggufEdgeEngine(path, deviceName, { numerics: numericsFrom(values) }));
     if (which.includes('llama.cpp')) engines.push(llamaCppEngine(path, getL, fa));
     const res = await runBench(path, engines, {
-      pp, tg, threads, reps, label, onProgress: (m) => { if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${m}`); },
+      pp, tg, depths, threads, reps, label, onProgress: (m) => { if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${m}`); },
     });
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
     // the peer's setting on its rows (an extension of runBench's result fields)

@@ -18,11 +18,14 @@ interface AddonContext {
   decodeBatch(): Promise<void>;
   disposeSequence(sequenceId: number): void;
   getSequenceKvCacheMaxPosition(sequenceId: number): number;
+  removeTokenCellsFromSequence(sequenceId: number, startPos: number, endPos: number): boolean;
 }
 
 export interface LlamaBenchTimer {
   /** clears the sequence's KV cells (llama_memory_seq_rm(seq, -1, -1)) */
   clear(): void;
+  /** drops the cells at positions >= pos (llama_memory_seq_rm(seq, pos, -1)): a depth filled once stays for the next run */
+  truncate(pos: number): void;
   /** one llama_decode of `tokens` at positions pos.., logits for the last one; resolves when done */
   decode(tokens: Uint32Array, pos: number): Promise<void>;
   /** highest position in the sequence's KV cells (-1 when empty) */
@@ -37,7 +40,7 @@ export class LlamaInternalsError extends Error {
 export function llamaBenchTimer(ctx: LlamaContext, seq: LlamaContextSequence): LlamaBenchTimer {
   const addon = (ctx as unknown as { _ctx?: Partial<AddonContext> })._ctx;
   const id = (seq as unknown as { _sequenceId?: unknown })._sequenceId;
-  const need: (keyof AddonContext)[] = ['initBatch', 'addToBatch', 'decodeBatch', 'disposeSequence', 'getSequenceKvCacheMaxPosition'];
+  const need: (keyof AddonContext)[] = ['initBatch', 'addToBatch', 'decodeBatch', 'disposeSequence', 'getSequenceKvCacheMaxPosition', 'removeTokenCellsFromSequence'];
   if (!addon || typeof id !== 'number' || need.some((k) => typeof addon[k] !== 'function')) {
     throw new LlamaInternalsError('node-llama-cpp internals differ from 3.21.1 (LlamaContext._ctx / LlamaContextSequence._sequenceId): install the peers pinned in peers/package.json');
   }
@@ -45,6 +48,9 @@ export function llamaBenchTimer(ctx: LlamaContext, seq: LlamaContextSequence): L
   const one = new Uint32Array(1);
   return {
     clear() { a.disposeSequence(id); },
+    truncate(pos) {
+      if (!a.removeTokenCellsFromSequence(id, pos, -1)) throw new LlamaInternalsError(`llama.cpp: removing the cells from position ${pos} on failed`);
+    },
     async decode(tokens, pos) {
       a.initBatch(tokens.length);
       one[0] = tokens.length - 1;

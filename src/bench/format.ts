@@ -38,7 +38,7 @@ export function toMarkdown(results: BenchResult[]): string {
   return markdownTable(header, rows, align);
 }
 
-const CSV_FIELDS: (keyof BenchResult)[] = ['model', 'model_type', 'model_bytes', 'model_params', 'engine', 'device', 'threads', 'test', 'n_prompt', 'n_gen', 'reps', 'avg_ms', 'tps_mean', 'tps_sd'];
+const CSV_FIELDS: (keyof BenchResult)[] = ['model', 'model_type', 'model_bytes', 'model_params', 'engine', 'device', 'threads', 'test', 'n_prompt', 'n_gen', 'reps', 'avg_ms', 'tps_mean', 'tps_sd', 'n_depth'];
 
 function csvCell(v: unknown): string {
   const s = typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(6)) : String(v);

@@ -19,9 +19,12 @@ import { loadModel, type Model } from '../runtime/model.js';
 export interface BenchTest {
   kind: 'pp' | 'tg';
   n: number;
+  /** tokens already in the KV cache when the test starts (llama-bench's -d; filled untimed, default 0) */
+  depth?: number;
 }
 
-export function testName(t: BenchTest): string { return `${t.kind}${t.n}`; }
+/** llama-bench's test names: pp512, tg128, and with a depth pp512 @ d4096 */
+export function testName(t: BenchTest): string { return `${t.kind}${t.n}${t.depth ? ` @ d${t.depth}` : ''}`; }
 
 export interface BenchResult {
   test: string;
@@ -38,6 +41,8 @@ export interface BenchResult {
   device: string;
   n_prompt: number;
   n_gen: number;
+  /** KV cache depth the test ran at (llama-bench's n_depth) */
+  n_depth: number;
   reps: number;
   /** mean milliseconds per run */
   avg_ms: number;
@@ -54,7 +59,11 @@ export interface BenchEngine {
   readonly device: string;
   /** loads the model for `threads` threads with room for `nCtx` tokens and batches of `nBatch` */
   load(threads: number, nCtx: number, nBatch: number): Promise<void>;
-  /** runs one test from an empty context and returns its wall time in ms */
+  /**
+   * runs one test and returns its wall time in ms: from an empty context, or with tokens[0, depth) in the cache
+   * (filled untimed, and kept between runs at the same depth where the engine can truncate), the test's own
+   * tokens being tokens[depth, depth + n)
+   */
   run(test: BenchTest, tokens: Int32Array): Promise<number>;
   /** the last run's simulated ms, when it used a simulated device */
   simulatedMs?(): number | undefined;
@@ -87,7 +96,9 @@ export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?
   let ctx: Context | undefined;
   let profiler: Profiler | undefined;
   let lastSim: number | undefined;
+  let filled = 0;
   const release = () => {
+    filled = 0;
     ctx?.close(); ctx = undefined;
     for (const b of model?.weightBuffers ?? []) b.free();
     model = undefined;
@@ -113,12 +124,18 @@ export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?
       if (!ctx.sched.simulated) profiler = undefined;
     },
     async run(test, tokens) {
-      const c = ctx!;
-      c.clear();
+      const c = ctx!, d = test.depth ?? 0;
+      // the depth's tokens stay cached between runs at the same depth (a recurrent state cannot be cut back)
+      if (d > 0 && filled === d && !c.recurrent && c.nPast >= d) c.truncate(d);
+      else {
+        c.clear();
+        filled = 0;
+        if (d > 0) { await c.decode(tokens.subarray(0, d)); filled = d; }
+      }
       const s0 = profiler?.simulatedMs ?? 0;
       const t0 = performance.now();
-      if (test.kind === 'pp') await c.decode(tokens.subarray(0, test.n));
-      else for (let i = 0; i < test.n; i++) await c.decode(tokens.subarray(i, i + 1));
+      if (test.kind === 'pp') await c.decode(tokens.subarray(d, d + test.n));
+      else for (let i = d; i < d + test.n; i++) await c.decode(tokens.subarray(i, i + 1));
       const ms = performance.now() - t0;
       lastSim = profiler ? profiler.simulatedMs - s0 : undefined;
       return ms;
@@ -149,6 +166,8 @@ export interface RunBenchOptions {
   pp: number[];
   /** generation lengths (tg tests) */
   tg: number[];
+  /** KV cache depths every test runs at (llama-bench's -d; default [0]) */
+  depths?: number[];
   threads: number[];
   reps: number;
   /** largest batch evaluated at once (default 512, llama-bench's n_ubatch) */
@@ -160,8 +179,10 @@ export interface RunBenchOptions {
   onProgress?: (msg: string) => void;
 }
 
-export function benchTests(o: Pick<RunBenchOptions, 'pp' | 'tg'>): BenchTest[] {
-  return [...o.pp.filter((n) => n > 0).map((n) => ({ kind: 'pp' as const, n })), ...o.tg.filter((n) => n > 0).map((n) => ({ kind: 'tg' as const, n }))];
+export function benchTests(o: Pick<RunBenchOptions, 'pp' | 'tg' | 'depths'>): BenchTest[] {
+  const base = [...o.pp.filter((n) => n > 0).map((n) => ({ kind: 'pp' as const, n })), ...o.tg.filter((n) => n > 0).map((n) => ({ kind: 'tg' as const, n }))];
+  // llama-bench's order: each test at every depth
+  return base.flatMap((t) => (o.depths?.length ? o.depths : [0]).map((depth) => (depth > 0 ? { ...t, depth } : t)));
 }
 
 /**
@@ -175,7 +196,7 @@ export async function runBench(path: string, engines: BenchEngine[], o: RunBench
   file.source.close?.();
   const tests = benchTests(o);
   if (tests.length === 0) throw Object.assign(new Error('nothing to measure: give -p and/or -n sizes above 0'), { code: 'USAGE' });
-  const nCtx = Math.max(...tests.map((t) => t.n));
+  const nCtx = Math.max(...tests.map((t) => (t.depth ?? 0) + t.n));
   const nBatch = Math.max(1, Math.min(o.nBatch ?? 512, nCtx));
   const tokens = randomTokens(nCtx, info.nVocab);
   const results: BenchResult[] = [];
@@ -190,7 +211,7 @@ export async function runBench(path: string, engines: BenchEngine[], o: RunBench
       if (!o.noWarmup) {
         for (const e of engines) {
           o.onProgress?.(`${e.name}: ${name} t=${threads} warm-up`);
-          await e.run(test.kind === 'tg' ? { kind: 'tg', n: 1 } : test, tokens);
+          await e.run(test.kind === 'tg' ? { ...test, n: 1 } : test, tokens);
         }
       }
       const samples = engines.map(() => [] as number[]);
@@ -211,7 +232,7 @@ export async function runBench(path: string, engines: BenchEngine[], o: RunBench
         results.push({
           test: name, threads, tps_mean: s.mean, tps_sd: s.sd, model_bytes: info.bytes,
           model: label, model_type: info.type, model_params: info.params, engine: e.name, device: e.device,
-          n_prompt: test.kind === 'pp' ? test.n : 0, n_gen: test.kind === 'tg' ? test.n : 0, reps: o.reps,
+          n_prompt: test.kind === 'pp' ? test.n : 0, n_gen: test.kind === 'tg' ? test.n : 0, n_depth: test.depth ?? 0, reps: o.reps,
           avg_ms: ms.reduce((a, b) => a + b, 0) / Math.max(1, ms.length), samples_tps: tps,
           ...(sims[k]!.length ? { sim_tps: meanSd(sims[k]!.map((m) => (test.n * 1000) / m)).mean } : {}),
         });

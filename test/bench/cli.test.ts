@@ -32,6 +32,18 @@ test('bench -o json prints one JSON array of {test, threads, tps_mean, tps_sd, m
   }
 });
 
+test('bench -d: every test also at each KV cache depth, named and recorded as llama-bench does', () => {
+  const r = cli(...tiny, '-d', '0,32', '-t', '2', '-o', 'json');
+  assert.equal(r.status, 0, r.stderr);
+  const a = JSON.parse(r.stdout) as { test: string; n_depth: number; n_prompt: number; n_gen: number; tps_mean: number }[];
+  assert.deepEqual(a.map((x) => [x.test, x.n_depth, x.n_prompt, x.n_gen]), [['pp8', 0, 8, 0], ['pp8 @ d32', 32, 8, 0], ['tg4', 0, 0, 4], ['tg4 @ d32', 32, 0, 4]]);
+  for (const x of a) assert.ok(x.tps_mean > 0);
+  // a negative depth is a usage error naming the option
+  const bad = cli(...tiny, '-d', '-1');
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /n-depth/);
+});
+
 test('bench -o csv: a header and one row per test', () => {
   const r = cli(...tiny, '-t', '1', '-o', 'csv');
   assert.equal(r.status, 0, r.stderr);

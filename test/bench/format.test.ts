@@ -2,11 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatResults, toCsv } from '../../src/bench/format.js';
-import { benchTests, meanSd, randomTokens, type BenchResult } from '../../src/bench/runner.js';
+import { benchTests, meanSd, randomTokens, testName, type BenchResult } from '../../src/bench/runner.js';
 
 const r = (o: Partial<BenchResult>): BenchResult => ({
   test: 'pp512', threads: 2, tps_mean: 123.456, tps_sd: 1.5, model_bytes: 395367872, model: 'a,"b".gguf', model_type: 'qwen3 Q4_K_M',
-  model_params: 596049920, engine: 'gguf-edge', device: 'cpu', n_prompt: 512, n_gen: 0, reps: 5, avg_ms: 4147.3, samples_tps: [123], ...o,
+  model_params: 596049920, engine: 'gguf-edge', device: 'cpu', n_prompt: 512, n_gen: 0, n_depth: 0, reps: 5, avg_ms: 4147.3, samples_tps: [123], ...o,
 });
 
 test('mean and sample standard deviation of tokens/s, like llama-bench', () => {
@@ -19,6 +19,10 @@ test('mean and sample standard deviation of tokens/s, like llama-bench', () => {
 
 test('tests: pp sizes then tg lengths, zeros dropped; random tokens are seeded and in range', () => {
   assert.deepEqual(benchTests({ pp: [512, 0], tg: [128] }), [{ kind: 'pp', n: 512 }, { kind: 'tg', n: 128 }]);
+  // llama-bench's -d: each test at every depth, named as llama-bench names them
+  const d = benchTests({ pp: [512], tg: [128], depths: [0, 4096] });
+  assert.deepEqual(d, [{ kind: 'pp', n: 512 }, { kind: 'pp', n: 512, depth: 4096 }, { kind: 'tg', n: 128 }, { kind: 'tg', n: 128, depth: 4096 }]);
+  assert.deepEqual(d.map(testName), ['pp512', 'pp512 @ d4096', 'tg128', 'tg128 @ d4096']);
   const a = randomTokens(1000, 151936), b = randomTokens(1000, 151936);
   assert.deepEqual(a, b);
   assert.ok(a.every((t) => t >= 0 && t < 151936));

@@ -108,6 +108,12 @@ test("bench:compare's llama-bench timing decodes whole batches into the sequence
       }
       for (let i = 0; i < 4; i++) await tm.decode(toks.subarray(i, i + 1), i);
       assert.equal(tm.maxPosition(), 3);
+      // a depth kept between runs (bench -d): the cells from a position on dropped, the ones before kept
+      await tm.decode(toks.subarray(4, 100), 4);
+      tm.truncate(64);
+      assert.equal(tm.maxPosition(), 63);
+      await tm.decode(toks.subarray(64, 65), 64);
+      assert.equal(tm.maxPosition(), 64);
     } finally {
       await ctx.dispose();
       await model.dispose();

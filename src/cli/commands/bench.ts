@@ -24,6 +24,9 @@ Token ids are random. Results go to stdout; progress goes to stderr when it is a
 Tests:
   -p, --n-prompt N[,N...]    prompt sizes for pp tests (default 512; 0 = none)
   -n, --n-gen N[,N...]       generation lengths for tg tests (default 128; 0 = none)
+  -d, --n-depth N[,N...]     KV cache depths: each test also runs with N tokens already cached (filled
+                             untimed before the first run at that depth, kept between its runs), named
+                             like llama-bench's "tg128 @ d4096" (default 0)
   -r, --repetitions N        timed runs per test (default 5)
   --no-warmup                skip the warm-up run
 
@@ -55,7 +58,7 @@ Model:
 Output:
   -o, --output md|json|csv   md: llama-bench style table (default); json: one array of
                              {test, threads, tps_mean, tps_sd, model_bytes, model, model_type,
-                              model_params, engine, device, n_prompt, n_gen, reps, avg_ms, samples_tps,
+                              model_params, engine, device, n_prompt, n_gen, n_depth, reps, avg_ms, samples_tps,
                              sim_tps (only on runs that used a simulated device: simulated tokens/s)};
                              csv: one row per result with a header.
                              model_bytes is the file size; tps_* are tokens/s over the timed runs
@@ -99,6 +102,7 @@ export const command: Command = {
       options: {
         'n-prompt': { type: 'string', short: 'p' },
         'n-gen': { type: 'string', short: 'n' },
+        'n-depth': { type: 'string', short: 'd' },
         repetitions: { type: 'string', short: 'r' },
         'no-warmup': { type: 'boolean' },
         threads: { type: 'string', short: 't' },
@@ -120,6 +124,8 @@ export const command: Command = {
     if (kvType !== 'f16' && kvType !== 'f32') throw Object.assign(new Error(`--kv-type must be f16 or f32, got "${kvType}"`), { code: 'USAGE' });
     const pp = list(values['n-prompt'], 'n-prompt', [512]);
     const tg = list(values['n-gen'], 'n-gen', [128]);
+    const depths = list(values['n-depth'], 'n-depth', [0]);
+    if (depths.some((d) => d < 0)) throw Object.assign(new Error('--n-depth must be at least 0'), { code: 'USAGE' });
     const threads = list(values.threads, 'threads', [availableParallelism()]);
     if (threads.some((t) => t < 1)) throw Object.assign(new Error('--threads must be at least 1'), { code: 'USAGE' });
     const reps = int(values.repetitions, 'repetitions', 5, 1);
@@ -155,7 +161,7 @@ export const command: Command = {
     try {
       const engineDevice = label0 ? `${deviceName} (${label0})` : deviceName;
       results = await runBench(path, [ggufEdgeEngine(path, engineDevice, { kvType, numerics: numericsFrom(values), devices: phased || deviceName !== defaultDeviceName() ? devices : undefined })], {
-        pp, tg, threads, reps, nBatch, noWarmup: !!values['no-warmup'], label, onProgress: (m) => status.show(m),
+        pp, tg, depths, threads, reps, nBatch, noWarmup: !!values['no-warmup'], label, onProgress: (m) => status.show(m),
       });
     } finally {
       status.clear();
