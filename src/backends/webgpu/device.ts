@@ -278,7 +278,8 @@ export async function createWebGpuDevice(o: WebGpuDeviceOptions = {}): Promise<W
         case 'rms_norm': case 'l2_norm': {
           const len = t.params.rowLen as number;
           const kind = t.op === 'rms_norm' ? 'rms' : 'l2';
-          emit(`norm:${kind}`, () => normShader(kind), [len, n / len, f(t.params.eps as number)], [B(t.src[0]!), B(id)], n / len);
+          const eps = t.params.eps as number;
+          emit(`norm:${kind}`, () => normShader(kind), [len, n / len, f(eps), f(eps - Math.fround(eps))], [B(t.src[0]!), B(id)], n / len);
           break;
         }
         case 'rope': {
@@ -307,7 +308,8 @@ export async function createWebGpuDevice(o: WebGpuDeviceOptions = {}): Promise<W
         case 'attention': {
           const p = t.params, kc = s(1), f16 = kc.dtype === 'f16', nTok = s(0).shape[1] ?? 1, nHead = p.nHead as number;
           const cap = p.softcap as number;
-          emit(`attn:${f16}`, () => attentionShader(f16), [nHead, p.nHeadKv as number, p.headDimK as number, p.headDimV as number, nTok, p.window as number, f(Math.fround(p.scale as number)), f(cap), f(cap > 0 ? Math.fround(1 / cap) : 0)],
+          const batch = nTok >= 2;
+          emit(`attn:${f16}:${batch}`, () => attentionShader(f16, batch), [nHead, p.nHeadKv as number, p.headDimK as number, p.headDimV as number, nTok, p.window as number, f(Math.fround(p.scale as number)), f(cap), f(cap > 0 ? Math.fround(1 / cap) : 0)],
             [B(t.src[0]!), B(t.src[1]!), B(t.src[2]!), B(t.src[3]!), B(id)], nTok * nHead);
           break;
         }

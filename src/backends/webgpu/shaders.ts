@@ -195,7 +195,7 @@ const EW_BODY: Record<EwOp, string> = {
   mul: 'Y[i] = A[i] * B[i % p.nb];',
   scale: 'Y[i] = A[i] * p.s0;',
   softcap: 'Y[i] = tanh_(A[i] * p.s0) * p.s1;',
-  swiglu: 'let x = A[i]; Y[i] = (x / (1.0 + exp(-x))) * B[i];',
+  swiglu: 'let x = A[i]; Y[i] = (x / (1.0 + expv(-x))) * B[i];',
   silu: 'let x = A[i]; Y[i] = x / (1.0 + exp(-x));',
   sigmoid: 'Y[i] = 1.0 / (1.0 + exp(-A[i]));',
   scale_rows: 'Y[i] = A[i] * B[i / p.w];',
@@ -213,8 +213,8 @@ const EW_BODY: Record<EwOp, string> = {
 export const ewHasB = (op: EwOp) => op === 'add' || op === 'mul' || op === 'swiglu' || op === 'geglu' || op === 'scale_rows';
 
 export function elementwiseShader(op: EwOp): string {
-  return `${COMMON}
-struct P { n: u32, nb: u32, s0: f32, s1: f32, w: u32, srcw: u32, off: u32, blk: u32, stride: u32 }
+  return `${COMMON}${EXPV}
+struct P { n: u32, nb: u32, s0: f32, s1: f32, w: u32, srcw: u32, off: u32, blk: u32, stride: u32, never: u32 }
 @group(0) @binding(0) var<uniform> p: P;
 @group(0) @binding(1) var<storage, read_write> A: array<f32>;
 ${ewHasB(op) ? '@group(0) @binding(2) var<storage, read_write> B: array<f32>;\n@group(0) @binding(3) var<storage, read_write> Y: array<f32>;' : '@group(0) @binding(2) var<storage, read_write> Y: array<f32>;'}
@@ -227,25 +227,39 @@ fn main(${IDX}) {
 }`;
 }
 
-/** rms_norm (or l2_norm) over chunks of `len`: a workgroup per chunk, f32 sums through workgroup memory */
+/**
+ * rms_norm (or l2_norm) over chunks of `len`: a workgroup per chunk. As ggml: the f32 squares summed in double
+ * (float-float here), then mean, sqrt and 1/x each rounded once to f32 (the quotient and the root corrected by
+ * one residual step: WGSL's division and sqrt need not be correctly rounded).
+ */
 export function normShader(kind: 'rms' | 'l2'): string {
-  const scale = kind === 'rms' ? 'let scale = 1.0 / sqrt(red[0] / f32(p.len) + p.eps);' : 'let scale = 1.0 / max(sqrt(red[0]), p.eps);';
+  // rms: mean + eps with eps a double in ggml (eps = p.eps + p.epsLo), rounded once
+  const scale = kind === 'rms' ? `var mh = cdiv(sum, f32(p.len)); var ml = 0.0; ffadd(&mh, &ml, p.eps); ml += p.epsLo;
+  let scale = cdiv(1.0, csqrt(mh + ml));` : 'let scale = cdiv(1.0, max(csqrt(sum), p.eps));';
   return `${COMMON}
-struct P { len: u32, nrows: u32, eps: f32 }
+struct P { len: u32, nrows: u32, eps: f32, epsLo: f32, never: u32 }
 @group(0) @binding(0) var<uniform> p: P;
 @group(0) @binding(1) var<storage, read_write> A: array<f32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;
-var<workgroup> red: array<f32, ${WG}>;
+${OPQ}
+fn cdiv(a: f32, b: f32) -> f32 { let q = opq(a / b); return q + fma(-q, b, a) / b; }
+fn csqrt(x: f32) -> f32 { let s = opq(sqrt(x)); return s + fma(-s, s, x) / (2.0 * s); }
+var<workgroup> rh: array<f32, ${WG}>;
+var<workgroup> rl: array<f32, ${WG}>;
 @compute @workgroup_size(${WG})
 fn main(${IDX}) {
   ${GROUP}
   if (grp >= p.nrows) { return; }
   let base = grp * p.len;
-  var s = 0.0;
-  for (var i = lid; i < p.len; i += ${WG}u) { let v = A[base + i]; s = fma(v, v, s); }
-  red[lid] = s;
+  var hi = 0.0; var lo = 0.0;
+  for (var i = lid; i < p.len; i += ${WG}u) { let v = A[base + i]; ffadd(&hi, &lo, opq(v * v)); }
+  rh[lid] = hi; rl[lid] = lo;
   workgroupBarrier();
-  for (var k = ${WG / 2}u; k > 0u; k >>= 1u) { if (lid < k) { red[lid] += red[lid + k]; } workgroupBarrier(); }
+  for (var k = ${WG / 2}u; k > 0u; k >>= 1u) {
+    if (lid < k) { var h = rh[lid]; var l = rl[lid] + rl[lid + k]; ffadd(&h, &l, rh[lid + k]); rh[lid] = h; rl[lid] = l; }
+    workgroupBarrier();
+  }
+  let sum = rh[0] + rl[0];
   ${scale}
   for (var i = lid; i < p.len; i += ${WG}u) { Y[base + i] = A[base + i] * scale; }
 }`;
@@ -254,7 +268,8 @@ fn main(${IDX}) {
 /** RoPE: a thread per element; cos/sin per (token, pair) from a table the host computes with ggml's libm (T) */
 export function ropeShader(): string {
   return `${COMMON}
-struct P { n: u32, rowLen: u32, headDim: u32, nDims: u32, neox: u32 }
+struct P { n: u32, rowLen: u32, headDim: u32, nDims: u32, neox: u32, never: u32 }
+fn opq(v: f32) -> f32 { return bitcast<f32>(bitcast<u32>(v) ^ p.never); }
 @group(0) @binding(0) var<uniform> p: P;
 @group(0) @binding(1) var<storage, read_write> A: array<f32>;
 @group(0) @binding(2) var<storage, read_write> T: array<f32>;
@@ -272,7 +287,8 @@ fn main(${IDX}) {
   else { j = d / 2u; first = (d & 1u) == 0u; i0 = hb + 2u * j; i1 = i0 + 1u; }
   let c = T[t * p.nDims + 2u * j]; let s = T[t * p.nDims + 2u * j + 1u];
   let x0 = A[i0]; let x1 = A[i1];
-  if (first) { Y[i] = fma(x0, c, -(x1 * s)); } else { Y[i] = fma(x0, s, x1 * c); }
+  // ggml's x0*cos - x1*sin as GCC contracts it: fma(x0, cos, -(x1*sin)), the product rounded
+  if (first) { Y[i] = fma(x0, c, -opq(x1 * s)); } else { Y[i] = fma(x0, s, opq(x1 * c)); }
 }`;
 }
 
@@ -298,21 +314,60 @@ fn main(${IDX}) {
 }`;
 }
 
+/** ggml_v_expf (ggml-cpu vec.h, the AVX-512 FMA polynomial ggml's softmax and SiLU use), op by op */
+const f32lit = (x: number) => { const v = Math.fround(x); return Number.isInteger(v) ? `${v}.0` : v.toPrecision(9); };
+// Mesa's compiler treats float math as reassociable: (z - c) after fma(x, y, c) becomes x * y, TwoSum's error
+// term becomes 0 (measured on lavapipe and GLES). opq() hides a value behind a uniform the compiler cannot see
+// (its bits XORed with P.never, always 0), so the roundings written here are the ones computed.
+const OPQ = 'fn opq(v: f32) -> f32 { return bitcast<f32>(bitcast<u32>(v) ^ p.never); }\n' +
+  '// hi + lo += x, the error term kept (TwoSum through opq)\n' +
+  'fn ffadd(hi: ptr<function, f32>, lo: ptr<function, f32>, x: f32) { let a = *hi; let s = opq(a + x); let bb = opq(s - a); *lo += (a - opq(s - bb)) + (x - bb); *hi = s; }\n';
+const EXPV = `
+${OPQ}
+fn expv(x: f32) -> f32 {
+  let z = fma(x, ${f32lit(0x1715476 / 2 ** 24)}, 12582912.0);
+  let n = opq(z) - 12582912.0;
+  let b = fma(-n, ${f32lit(0x17f7d1c / 2 ** 44)}, fma(-n, ${f32lit(0x162e4 / 2 ** 17)}, x));
+  if (abs(n) > 192.0) { return select(0.0, bitcast<f32>(0x7f800000u | (bitcast<u32>(x) & 0u)), n > 0.0); } // (inf, not a constant: WGSL rejects an infinite constant)
+  let u = b * b;
+  let j = fma(fma(fma(${f32lit(0x10e4020 / 2 ** 31)}, b, ${f32lit(0x1573e2e / 2 ** 29)}), u, fma(${f32lit(0x1555e66 / 2 ** 27)}, b, ${f32lit(0x1fffdb6 / 2 ** 26)})), u, fma(${f32lit(0x1ffffec / 2 ** 25)}, b, 1.0));
+  return ldexp(j, i32(n));
+}
+`;
+/** _mm512_reduce_add_ps's tree over 16 lanes L(0..15) (GCC's order: hi256 + lo256, hi128 + lo128, [0]+[2], [1]+[3], [0]+[1]) */
+const tree16 = (L: (i: number) => string) => {
+  const t3 = (i: number) => `(${L(i)} + ${L(i + 8)})`;
+  return `(((${t3(0)} + ${t3(4)}) + (${t3(2)} + ${t3(6)})) + ((${t3(1)} + ${t3(5)}) + (${t3(3)} + ${t3(7)})))`;
+};
+
 /**
- * Attention of one (token, head) per workgroup over cache rows [lo, pos[t]] (causal, sliding window), in
- * ggml's non-flash order of roundings: Q rounded to f16 for an f16 cache (its K.Q is an f16 matmul), softcap
- * then scale on the scores, softmax in f32, the weights rounded to f16 (f16 cache) before V.softmax. Three
- * passes over the keys, 64 at a time (max, sum, weighted V), recomputing the scores instead of storing them:
- * no limit on the context and no scratch.
+ * Attention of one (token, head) per workgroup over cache rows [lo, pos[t]] (causal, sliding window), as the
+ * reference backend reproduces ggml's non-flash CPU path for an f16 cache, the order of every rounding included
+ * (a last-bit difference here flips the 8-bit rounding of the next matmul's activations): Q rounded to f16; K.Q
+ * and V.softmax in ggml_vec_dot_f16's order for one token (64 lanes folded to 16, _mm512_reduce_add_ps, the
+ * tail in double) or tinyBLAS's for a batch (16 lanes); softcap, scale; softmax with ggml_v_expf over 16-key
+ * chunks, each chunk's 16 values reduced in f32 and the chunk sums added in double (float-float here); weights
+ * rounded to f16. Up to ATTN_EXACT_KEYS keys the scores and weights stay in workgroup memory; longer spans (and
+ * f32 caches) take three passes recomputing the scores, in the kernel's own order.
  */
-export function attentionShader(f16: boolean): string {
-  const kAt = (e: string) => `unpack2x16float(K[(${e}) >> 1u])`;
-  const scoreLoop = f16
-    ? `for (var i = 0u; i < p.dk; i += 2u) { let kk = ${kAt('ko + i')}; s = fma(qs[i], kk.x, s); s = fma(qs[i + 1u], kk.y, s); }`
-    : 'for (var i = 0u; i < p.dk; i++) { s = fma(qs[i], K[ko + i], s); }';
-  const vAt = f16 ? (e: string) => `unpack2x16float(V[(${e}) >> 1u])[(${e}) & 1u]` : (e: string) => `V[${e}]`;
-  return `${COMMON}
-struct P { nHead: u32, nHeadKv: u32, dk: u32, dv: u32, nTok: u32, window: u32, scale: f32, softcap: f32, invcap: f32 }
+export const ATTN_EXACT_KEYS = 2048;
+export function attentionShader(f16: boolean, batch: boolean): string {
+  const kAt = (e: string) => f16 ? `unpack2x16float(K[(${e}) >> 1u])[(${e}) & 1u]` : `K[${e}]`;
+  const vAt = (e: string) => f16 ? `unpack2x16float(V[(${e}) >> 1u])[(${e}) & 1u]` : `V[${e}]`;
+  // K.Q over dk: ggml's order (exact path) and a plain one (long spans, f32 caches)
+  const kqLane16 = (l: number) => `kql(ko, ${l}u, 16u, p.dk)`;
+  const kqLane64 = (l: number) => `(kql(ko, ${l}u, 64u, np) + kql(ko, ${l + 32}u, 64u, np)) + (kql(ko, ${l + 16}u, 64u, np) + kql(ko, ${l + 48}u, 64u, np))`;
+  const vLane16 = (l: number) => `vl(vo, ${l}u, 16u, p0)`;
+  const vLane64 = (l: number) => `(vl(vo, ${l}u, 64u, p0) + vl(vo, ${l + 32}u, 64u, p0)) + (vl(vo, ${l + 16}u, 64u, p0) + vl(vo, ${l + 48}u, 64u, p0))`;
+  const exactKq = batch ? `return ${tree16(kqLane16)};` : `
+  let np = p.dk & ~63u;
+  var hi = 0.0;
+  if (np > 0u) { hi = ${tree16(kqLane64)}; }
+  var lo = 0.0;
+  for (var i = np; i < p.dk; i++) { ffadd(&hi, &lo, qs[i] * ${kAt('ko + i')}); }
+  return hi + lo;`;
+  return `${COMMON}${EXPV}
+struct P { nHead: u32, nHeadKv: u32, dk: u32, dv: u32, nTok: u32, window: u32, scale: f32, softcap: f32, invcap: f32, never: u32 }
 @group(0) @binding(0) var<uniform> p: P;
 @group(0) @binding(1) var<storage, read_write> Q: array<f32>;
 @group(0) @binding(2) var<storage, read_write> K: array<${f16 ? 'u32' : 'f32'}>;
@@ -321,16 +376,20 @@ struct P { nHead: u32, nHeadKv: u32, dk: u32, dv: u32, nTok: u32, window: u32, s
 @group(0) @binding(5) var<storage, read_write> Y: array<f32>;
 var<workgroup> qs: array<f32, ${ATTN_MAX_HEAD}>;
 var<workgroup> sc: array<f32, ${WG}>;
+var<workgroup> ws: array<f32, ${ATTN_EXACT_KEYS}>;
+var<workgroup> cs: array<f32, ${ATTN_EXACT_KEYS / 16}>;
 var<workgroup> wp0: u32;
+var<workgroup> winv: f32;
 var<private> kvh: u32;
 var<private> rowK: u32;
-fn score(j: u32) -> f32 {
-  let ko = j * rowK + kvh * p.dk;
-  var s = 0.0;
-  ${scoreLoop}
-  if (p.softcap > 0.0) { s = tanh_(s * p.invcap) * p.softcap; }
-  return s * p.scale;
-}
+var<private> rowV: u32;
+// one lane of K.Q: q_i * k_i summed in f32 over i = l, l + step, ... < n (f16 x f16 products are exact)
+fn kql(ko: u32, l: u32, step: u32, n: u32) -> f32 { var a = 0.0; for (var i = l; i < n; i += step) { a = a + qs[i] * ${kAt('ko + i')}; } return a; }
+fn kqExact(j: u32) -> f32 { let ko = j * rowK + kvh * p.dk; ${exactKq} }
+fn kqPlain(j: u32) -> f32 { let ko = j * rowK + kvh * p.dk; var s = 0.0; for (var i = 0u; i < p.dk; i++) { s = fma(qs[i], ${kAt('ko + i')}, s); } return s; }
+fn post(s0: f32) -> f32 { var s = s0; if (p.softcap > 0.0) { s = tanh_(s * p.invcap) * p.softcap; } return s * p.scale; }
+// one lane of V.softmax for the value at vo + j * rowV: w_j * v_j over keys j = l, l + step, ... <= p0
+fn vl(vo: u32, l: u32, step: u32, p0: u32) -> f32 { var a = 0.0; for (var j = l; j <= p0; j += step) { a = a + ws[j] * ${vAt('vo + j * rowV')}; } return a; }
 @compute @workgroup_size(${WG})
 fn main(${IDX}) {
   ${GROUP}
@@ -338,35 +397,72 @@ fn main(${IDX}) {
   let t = grp / p.nHead; let h = grp % p.nHead;
   kvh = h / (p.nHead / p.nHeadKv);
   rowK = p.nHeadKv * p.dk;
-  let rowV = p.nHeadKv * p.dv;
+  rowV = p.nHeadKv * p.dv;
   if (lid == 0u) { wp0 = u32(POS[t]); }
   let p0 = workgroupUniformLoad(&wp0);
   for (var i = lid; i < p.dk; i += ${WG}u) { let q = Q[t * p.dk * p.nHead + h * p.dk + i]; qs[i] = ${f16 ? 'f16r(q)' : 'q'}; }
   workgroupBarrier();
   var lo = 0u;
   if (p.window > 0u && p0 + 1u > p.window) { lo = p0 + 1u - p.window; }
-  // pass 1: the max score
+  if (${f16 ? 'true' : 'false'} && p0 < ${ATTN_EXACT_KEYS}u) {
+    // exact path: scores, then weights, in ws (indexed by cache row; rows below lo weigh 0)
+    var m = -3.0e38;
+    for (var j = lid; j <= p0; j += ${WG}u) {
+      var s = 0.0;
+      if (j >= lo) { s = post(kqExact(j)); m = max(m, s); }
+      ws[j] = s;
+    }
+    sc[lid] = m;
+    workgroupBarrier();
+    for (var k = ${WG / 2}u; k > 0u; k >>= 1u) { if (lid < k) { sc[lid] = max(sc[lid], sc[lid + k]); } workgroupBarrier(); }
+    let mx = sc[0];
+    for (var j = lid; j <= p0; j += ${WG}u) { if (j >= lo) { ws[j] = expv(ws[j] - mx); } else { ws[j] = 0.0; } }
+    workgroupBarrier();
+    // 16-key chunks from lo & ~15, each reduced in f32 as _mm512_reduce_add_ps (keys past p0 are 0)
+    let c0 = lo >> 4u; let nc = (p0 >> 4u) + 1u - c0;
+    for (var c = lid; c < nc; c += ${WG}u) {
+      let b = (c0 + c) * 16u;
+      cs[c] = ${tree16((i) => `select(0.0, ws[min(b + ${i}u, p0)], b + ${i}u <= p0)`)};
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+      // the chunk sums added in double: float-float, then 1/sum rounded once
+      var hi = 0.0; var lw = 0.0;
+      for (var c = 0u; c < nc; c++) { ffadd(&hi, &lw, cs[c]); }
+      var r = 1.0 / hi;
+      var e = fma(-r, hi, 1.0);
+      e = fma(-r, lw, e);
+      winv = fma(r, e, r);
+    }
+    let inv = workgroupUniformLoad(&winv);
+    for (var j = lid; j <= p0; j += ${WG}u) { ws[j] = ${f16 ? 'f16r(ws[j] * inv)' : 'ws[j] * inv'}; }
+    workgroupBarrier();
+    for (var d = lid; d < p.dv; d += ${WG}u) {
+      let vo = kvh * p.dv + d;
+      Y[t * p.dv * p.nHead + h * p.dv + d] = ${batch ? tree16(vLane16) : tree16(vLane64)};
+    }
+    return;
+  }
+  // long spans: max, sum, weighted V in three passes, scores recomputed
   var m = -3.0e38;
-  for (var j = lo + lid; j <= p0; j += ${WG}u) { m = max(m, score(j)); }
+  for (var j = lo + lid; j <= p0; j += ${WG}u) { m = max(m, post(kqPlain(j))); }
   sc[lid] = m;
   workgroupBarrier();
   for (var k = ${WG / 2}u; k > 0u; k >>= 1u) { if (lid < k) { sc[lid] = max(sc[lid], sc[lid + k]); } workgroupBarrier(); }
   let mx = sc[0];
   workgroupBarrier();
-  // pass 2: the sum of exp(score - max)
   var sum = 0.0;
-  for (var j = lo + lid; j <= p0; j += ${WG}u) { sum += exp(score(j) - mx); }
+  for (var j = lo + lid; j <= p0; j += ${WG}u) { sum += expv(post(kqPlain(j)) - mx); }
   sc[lid] = sum;
   workgroupBarrier();
   for (var k = ${WG / 2}u; k > 0u; k >>= 1u) { if (lid < k) { sc[lid] += sc[lid + k]; } workgroupBarrier(); }
   let inv = 1.0 / sc[0];
   workgroupBarrier();
-  // pass 3: V weighted by the (rounded) softmax, 64 keys per step
   var acc: array<f32, ${ATTN_MAX_HEAD / WG}>;
   for (var c = 0u; c < ${ATTN_MAX_HEAD / WG}u; c++) { acc[c] = 0.0; }
   for (var j0 = lo; j0 <= p0; j0 += ${WG}u) {
     let cnt = min(${WG}u, p0 + 1u - j0);
-    if (lid < cnt) { let w = exp(score(j0 + lid) - mx) * inv; sc[lid] = ${f16 ? 'f16r(w)' : 'w'}; }
+    if (lid < cnt) { let w = expv(post(kqPlain(j0 + lid)) - mx) * inv; sc[lid] = ${f16 ? 'f16r(w)' : 'w'}; }
     workgroupBarrier();
     for (var c = 0u; c < ${ATTN_MAX_HEAD / WG}u; c++) {
       let d = lid + c * ${WG}u;
