@@ -58,3 +58,26 @@ for (const name of phased) {
     } finally { ctx.close(); model.file.source.close?.(); }
   });
 }
+
+test('KV hand-over both ways (prompt on webgpu, decode on cpu, another prompt chunk, truncate) matches the cpu alone', async (t) => {
+  const gpu = await needGpu(t);
+  if (!gpu) return;
+  const model = loadModel(openGguf(fixture('parity/llama-f32.gguf')), { device: cpu });
+  const ref = await Context.create(model, { nCtx: 64 });
+  const phased = await Context.create(model, { nCtx: 64, devices: [gpu, cpu], prefillDevice: gpu, decodeDevice: cpu });
+  const all = await Context.create(model, { nCtx: 64, devices: [gpu, cpu] });
+  const nmse = (a: Float32Array, b: Float32Array) => { let e = 0, r = 0; for (let i = 0; i < a.length; i++) { e += (a[i]! - b[i]!) ** 2; r += b[i]! ** 2; } return e / r; };
+  try {
+    // the second prompt chunk needs the rows decoded on the cpu since the first (copied to webgpu first)
+    for (const batch of [[1, 50, 60, 70, 80, 90], [5], [6], [7, 8, 9, 10, 11], [12], 'truncate', [20, 21, 22], [23]] as const) {
+      if (batch === 'truncate') { for (const c of [ref, phased, all]) c.truncate(3); continue; }
+      const want = (await ref.decode(batch)).slice();
+      for (const [what, c] of [['prefill webgpu / decode cpu', phased], ['all webgpu', all]] as const) {
+        const e = nmse(await c.decode(batch), want);
+        assert.ok(e < 1e-7, `${what}, batch [${batch}]: logits nmse ${e} against the cpu`);
+      }
+    }
+    assert.deepEqual(phased.kvDevices(), { primary: 'cpu', copies: ['cpu', 'webgpu'] });
+    assert.deepEqual(all.kvDevices(), { primary: 'webgpu', copies: ['webgpu'] });
+  } finally { ref.close(); phased.close(); all.close(); model.file.source.close?.(); }
+});
