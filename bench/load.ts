@@ -11,6 +11,7 @@
 //
 // Usage: npm run load -- [MODEL | --synthetic SHAPE:TYPE] [-np 4] [-t 2] [-c 4096] [--levels 1,4,16]
 //          [--requests 10] [--max-tokens 32] [--input-len N] [--max-seconds 600] [--json]
+// GGUF_EDGE_SERVE_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the server process.
 // Default model: --synthetic qwen3-0.6b:q4_k_m. --input-len N: /v1/completions with N random token ids per
 // prompt (vLLM's random dataset; the default, 32, for synthetic models, whose placeholder vocabulary makes text
 // cost a token per character); 0: streamed chat with short English prompts (the default for a MODEL file).
@@ -145,7 +146,9 @@ async function idleSlots(base: string, ms: number): Promise<boolean> {
 
 async function startServer(serveArgs: string[]): Promise<{ proc: ChildProcess; base: string }> {
   const bin = fileURLToPath(new URL('../../bin/gguf-edge.js', import.meta.url));
-  const proc = spawn(process.execPath, [bin, 'serve', ...serveArgs, '--host', '127.0.0.1', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // GGUF_EDGE_SERVE_NODE_ARGS: extra node flags for the server process, e.g. "--cpu-prof --cpu-prof-dir=DIR"
+  const nodeArgs = (process.env.GGUF_EDGE_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const proc = spawn(process.execPath, [...nodeArgs, bin, 'serve', ...serveArgs, '--host', '127.0.0.1', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   proc.stderr!.setEncoding('utf8');
   const base = await new Promise<string>((ok, fail) => {
