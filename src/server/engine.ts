@@ -21,6 +21,8 @@ export interface TaskSpec {
   topLogprobs: number;
   /** reuse the slot's cached prefix (default true, as llama-server) */
   cachePrompt: boolean;
+  /** prompt tokens a context shift keeps (llama-server's n_keep; -1: the whole prompt; default 0) */
+  nKeep?: number;
   /** constrain the output to this grammar (src/grammar): the budget rule applies and the task ends when it does */
   grammar?: Grammar;
 }
@@ -92,6 +94,8 @@ export interface EngineOptions {
   maxQueue: number;
   /** prompt tokens per step at most while other slots generate, so their streams keep flowing (default 128) */
   prefillChunk?: number;
+  /** a slot whose context fills shifts it in place and goes on (llama-server's --context-shift); else it finishes 'length' */
+  contextShift?: boolean;
 }
 
 /** Counters for /metrics (llama-server's names where they exist). */
@@ -102,6 +106,8 @@ export interface EngineStats {
   predictedTokens: number;
   predictedMs: number;
   decodeCalls: number;
+  /** context shifts done (--context-shift) */
+  contextShifts: number;
   tasksDone: number;
   tasksCancelled: number;
   tasksFailed: number;
@@ -117,7 +123,7 @@ export class Engine {
   private running = false;
   private nextTask = 1;
   private clock = 0;
-  readonly stats: EngineStats = { promptTokens: 0, promptMs: 0, cachedTokens: 0, predictedTokens: 0, predictedMs: 0, decodeCalls: 0, tasksDone: 0, tasksCancelled: 0, tasksFailed: 0, ttft: TTFT_BUCKETS.map(() => 0).concat(0) };
+  readonly stats: EngineStats = { promptTokens: 0, promptMs: 0, cachedTokens: 0, predictedTokens: 0, predictedMs: 0, decodeCalls: 0, contextShifts: 0, tasksDone: 0, tasksCancelled: 0, tasksFailed: 0, ttft: TTFT_BUCKETS.map(() => 0).concat(0) };
   ttftSum = 0;
   ttftCount = 0;
 
@@ -342,8 +348,23 @@ export class Engine {
     if (stopped !== undefined) return this.finish(s, 'stop', false, stopped);
     if (c?.done) return this.finish(s, 'stop', false);
     if (spec.nPredict >= 0 && s.tokens.length >= spec.nPredict) return this.finish(s, 'length', false);
-    if (s.cached.length + 1 > this.ctx.nCtxSeq) return this.finish(s, 'length', true);
+    if (s.cached.length + 1 > this.ctx.nCtxSeq && !this.shift(s)) return this.finish(s, 'length', true);
     s.pending = id;
+  }
+
+  /**
+   * Context shift of a full slot (--context-shift): keep the request's n_keep prompt tokens, forget half of the
+   * rest, in place (the same rule as the library's generation loop, so `run --keep` gives the same tokens).
+   */
+  private shift(s: Slot): boolean {
+    if (!this.opts.contextShift) return false;
+    const spec = s.task!.spec, n = s.cached.length;
+    const nKeep = Math.max(0, Math.min(spec.nKeep === undefined ? 0 : spec.nKeep < 0 ? spec.prompt.length : spec.nKeep, n - 1));
+    const nDiscard = Math.max(1, Math.floor((n - nKeep) / 2));
+    if (!this.ctx.shiftSeq(s.id, nKeep, nDiscard)) return false;
+    s.cached.splice(nKeep, nDiscard);
+    this.stats.contextShifts++;
+    return true;
   }
 
   /** Adds text; emits what can no longer start a stop string. Returns the stop string found, if any. */

@@ -170,7 +170,8 @@ function common(b: Body, d: ServerDefaults): Omit<TaskSpec, 'prompt' | 'topLogpr
     // -1 (llama-server's "random") or absent: the server's --seed, else random
     seed: seed !== undefined && seed !== -1 ? seed >>> 0 : s.seed,
   };
-  return { nPredict, sampling, stop: stopList(b), ignoreEos: boolean(b, 'ignore_eos') ?? false, cachePrompt: boolean(b, 'cache_prompt') ?? true };
+  const nKeep = integer(b, 'n_keep', -1, 1e9);
+  return { nPredict, sampling, stop: stopList(b), ignoreEos: boolean(b, 'ignore_eos') ?? false, cachePrompt: boolean(b, 'cache_prompt') ?? true, ...(nKeep !== undefined ? { nKeep } : {}) };
 }
 
 function streamFlags(b: Body): { stream: boolean; includeUsage: boolean } {

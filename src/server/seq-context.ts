@@ -15,6 +15,8 @@ export interface SeqContext {
   seqPast(seq: number): number;
   /** drops sequence `seq`'s cached tokens from position `keep` on */
   truncateSeq(seq: number, keep: number): void;
+  /** context shift in place: forgets [keep, keep + discard) and moves the later tokens down; false when the model cannot */
+  shiftSeq(seq: number, keep: number, discard: number): boolean;
   /** evaluates every entry in one graph evaluation; the logits rows of the requested outputs, in entry order
    * (valid until the next call) */
   decodeSeqs(batch: SeqEntry[]): Promise<Float32Array>;
@@ -28,6 +30,7 @@ export async function createSeqContext(model: Model, opts: ContextOptions & { nS
     nVocab: c.nVocab, nSeq: c.nSeq, nCtxSeq: c.seqCtx,
     seqPast: (s) => c.seqPast(s),
     truncateSeq: (s, keep) => c.truncateSeq(s, keep),
+    shiftSeq: (s, keep, discard) => c.shiftSeq(s, keep, discard),
     decodeSeqs: (b) => c.decodeSeqs(b),
     close: () => c.close(),
   };

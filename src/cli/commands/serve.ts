@@ -55,6 +55,10 @@ Slots and generation:
   -cb, --cont-batching       accepted for llama-server's command lines (continuous batching is always on)
   --prefill-chunk N          prompt tokens per step at most while other slots generate, so running streams
                              keep flowing (default 128)
+  --context-shift            a slot whose context fills keeps the request's n_keep prompt tokens (default 0;
+                             -1: all), forgets half of the rest and goes on, in place (llama-server's
+                             --context-shift; the kept keys re-rotated, nothing evaluated again; models with
+                             recurrent layers cannot and finish 'length'). Default: the request finishes 'length'
 
 ${SAMPLING_HELP}
   (the defaults of every request; request fields override them)
@@ -84,7 +88,7 @@ export const command: Command = {
         host: { type: 'string' }, port: { type: 'string' }, 'api-key': { type: 'string', multiple: true },
         alias: { type: 'string' }, cors: { type: 'string', multiple: true }, 'max-queue': { type: 'string' },
         'max-body': { type: 'string' }, timeout: { type: 'string' }, 'no-slots': { type: 'boolean' },
-        'chat-template': { type: 'string' }, 'ctx-size': { type: 'string', short: 'c' }, parallel: { type: 'string' },
+        'chat-template': { type: 'string' }, 'context-shift': { type: 'boolean' }, 'ctx-size': { type: 'string', short: 'c' }, parallel: { type: 'string' },
         'n-predict': { type: 'string', short: 'n' }, 'batch-size': { type: 'string', short: 'b' },
         'cont-batching': { type: 'boolean' }, 'prefill-chunk': { type: 'string' }, synthetic: { type: 'string' },
         ...samplingOptions, ...deviceOptions, ...phaseOptions, ...modelOptions,
@@ -153,7 +157,7 @@ export const command: Command = {
       const nCtx = int(values['ctx-size'], 'ctx-size', Math.min(4096, api.contextLength), 1);
       if (Math.floor(nCtx / nParallel) < 2) throw usage(`--ctx-size ${nCtx} over --parallel ${nParallel} leaves fewer than 2 tokens per slot`);
       const ctx = await createSeqContext(model, { nCtx, nSeq: nParallel, kvType: kv, nBatch, devices: setup.devices, prefillDevice: setup.prefillDevice, decodeDevice: setup.decodeDevice, offloadMinBatch: setup.offloadMinBatch });
-      const engine = new Engine(ctx, tok, { nBatch, maxQueue, prefillChunk });
+      const engine = new Engine(ctx, tok, { nBatch, maxQueue, prefillChunk, contextShift: !!values['context-shift'] });
       let nParams = 0;
       for (const t of file.tensors) nParams += t.nElements;
       const vocabType = { spm: 1, bpe: 2, wpm: 3 }[tok.vocab.type as string] ?? 0;
