@@ -1,6 +1,6 @@
 // Node-only: a ByteSource over a file descriptor (kept out of source.ts so the browser bundle
 // never imports node:fs).
-import { openSync, readSync, fstatSync, closeSync } from 'node:fs';
+import { openSync, readSync, fstatSync, closeSync, read as readCb } from 'node:fs';
 import type { ByteSource } from './source.js';
 import { GgufError } from './errors.js';
 
@@ -33,6 +33,18 @@ export function fileSource(path: string): ByteSource {
         done += n;
       }
       return out;
+    },
+    // the same bytes without blocking the event loop (libuv's thread pool): a model load through the library
+    // lets a server answer /health (503 while loading) and an app stay responsive
+    async readAsync(offset, length, dest, destOffset = 0) {
+      if (offset < 0 || offset + length > size) throw new RangeError(`read of ${length} bytes at ${offset} past end ${size}`);
+      let done = 0;
+      while (done < length) {
+        const chunk = Math.min(length - done, 1 << 26);
+        const n = await new Promise<number>((ok, fail) => readCb(fd, dest, destOffset + done, chunk, offset + done, (e, got) => (e ? fail(e) : ok(got))));
+        if (n <= 0) throw new GgufError('TRUNCATED', `file ended while reading ${length} bytes`, path, offset + done);
+        done += n;
+      }
     },
     close() {
       if (!closed) { closed = true; closeSync(fd); }

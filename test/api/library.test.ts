@@ -248,3 +248,21 @@ test('typed errors with stable codes; close is idempotent and stops generations'
   await assert.rejects(ctx.generate('Once').result, (e: unknown) => e instanceof UsageError && e.code === 'CLOSED');
   assert.throws(() => model.tokenize('x'), (e: unknown) => e instanceof UsageError && e.code === 'CLOSED');
 });
+
+test('loading a model file does not block the event loop (a server answers /health 503 meanwhile), and gives the same model', async () => {
+  // tensor reads go through libuv (src/gguf/file-source.ts readAsync): the event loop turns between them
+  let turns = 0, spinning = true;
+  const spin = () => { turns++; if (spinning) setImmediate(spin); };
+  setImmediate(spin);
+  const model = await loadModel(STORIES);
+  spinning = false;
+  try {
+    assert.ok(turns >= 3, `the event loop turned ${turns} times while ${STORIES} loaded`);
+    const ref = llama('stories260K.gguf', 'Once upon a time');
+    const ctx = await model.createContext({ ctx: 128 });
+    const r = await ctx.generate('Once upon a time', { maxTokens: ref.default.generated_ids.length, temperature: 0 }).result;
+    assert.deepEqual(r.tokens, ref.default.generated_ids);
+  } finally {
+    await model.close();
+  }
+});
