@@ -176,7 +176,7 @@ export const command: Command = {
         process.stdout.write(JSON.stringify(out) + '\n');
       } else {
         process.stdout.write('\n');
-        process.stderr.write(`load ${loadMs.toFixed(0)} ms | prompt ${prompt.length} tok ${timings.pp_tps.toFixed(1)} tok/s | gen ${res.tokens.length} tok ${timings.tg_tps.toFixed(1)} tok/s | ${device.name}\n`);
+        process.stderr.write(`load ${loadMs.toFixed(0)} ms | prompt ${prompt.length} tok ${timings.pp_tps.toFixed(1)} tok/s | gen ${res.tokens.length} tok ${timings.tg_tps.toFixed(1)} tok/s | ${prefillDevice || decodeDevice ? `prefill ${(prefillDevice ?? setup.devices[0]!).name}, decode ${(decodeDevice ?? setup.devices[0]!).name}` : setup.devices.map((d) => d.name).join('+')}\n`);
         if (profile && values.profile) process.stderr.write(formatProfile(profile));
       }
       return 0;
