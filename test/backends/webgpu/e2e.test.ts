@@ -81,3 +81,12 @@ test('KV hand-over both ways (prompt on webgpu, decode on cpu, another prompt ch
     assert.deepEqual(all.kvDevices(), { primary: 'webgpu', copies: ['webgpu'] });
   } finally { ref.close(); phased.close(); all.close(); model.file.source.close?.(); }
 });
+
+test('forced decoding over GLES (no f16, no subgroups): gemma2-f16 vs the cpu device', async (t) => {
+  const gpu = await needGpu(t, 'opengles');
+  if (!gpu) return;
+  const r = await forcedAgreement('gemma2-f16', cpu, { devices: [gpu, cpu] }, 1, 8);
+  console.log(`# gemma2-f16 over GLES: top-1 ${(100 * r.top1Agree).toFixed(1)}%, max top-10 prob err ${r.maxTop10Err.toExponential(2)}`);
+  assert.deepEqual(r.decodeSplits, ['webgpu']);
+  assert.ok(r.top1Agree >= 0.99 && r.maxTop10Err <= 0.02, r.worst);
+});
