@@ -102,8 +102,8 @@ function contentRange(h: string | null): [number, number, number] | undefined {
 }
 
 /**
- * A URL as a streaming source, or undefined when the server sends neither a range nor a Content-Length
- * (the caller then reads the whole body into memory). `first` is an already made response, if any.
+ * A URL as a streaming source; or, when the server sends neither a range nor a Content-Length, its response
+ * (the caller then reads the whole body into memory).
  */
 export async function openRemote(url: URL, o: StreamProgress = {}): Promise<StreamingSource | Response> {
   const name = url.href;

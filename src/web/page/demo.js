@@ -27,6 +27,7 @@ function setBusy(b) {
   for (const id of ['load-server', 'load-url', 'file', 'reset']) $(id).disabled = b;
   const ready = !!demo.context && !b;
   $('prompt').disabled = !demo.context;
+  $('prompt').placeholder = demo.context ? 'Type a prompt; Enter sends (Shift+Enter: new line)' : 'Load a model, then type here';
   $('send').disabled = !ready;
   $('stop').disabled = !b || !demo.context;
 }
