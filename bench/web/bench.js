@@ -25,8 +25,10 @@ async function loadWllama(url, threads, nCtx) {
   const { Wllama } = await import('/wllama/index.js');
   const w = new Wllama({ default: '/wllama/wasm/wllama.wasm' }, { suppressNativeLog: true, logger: { debug() {}, log() {}, warn: console.warn, error: console.error } });
   await w.loadModelFromUrl(url, { n_threads: threads, n_ctx: nCtx, n_batch: 512, n_gpu_layers: 0, useCache: false });
+  // wllama's isSupportWebGPU() only sees navigator.gpu; what counts is whether an adapter exists (none with --disable-gpu)
+  const adapter = navigator.gpu ? await navigator.gpu.requestAdapter().catch(() => null) : null;
   return {
-    info: () => ({ device: `wllama (llama.cpp wasm), ${threads} threads, webgpu ${w.isSupportWebGPU()}`, isolated: crossOriginIsolated, ctx: w.getLoadedContextInfo() }),
+    info: () => ({ device: `wllama (llama.cpp wasm), ${threads} threads, n_gpu_layers 0, WebGPU adapter: ${adapter ? 'yes' : 'none'}`, isolated: crossOriginIsolated, ctx: w.getLoadedContextInfo() }),
     async run(prompt, maxTokens) {
       const r = await w.createCompletion({ prompt, max_tokens: maxTokens, temperature: 0, ignore_eos: true, cache_prompt: false });
       return r.timings;
