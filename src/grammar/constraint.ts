@@ -25,6 +25,9 @@ export interface ConstraintStats {
   maskMs: number;
   /** tokens accepted */
   tokens: number;
+  /** wall ms the sampler spent drawing again over the allowed tokens after a rejection (src/runtime/sampler.ts);
+   * with `ms` this is everything the grammar adds to a step */
+  resampleMs: number;
 }
 
 export interface TokenConstraint {
@@ -34,6 +37,8 @@ export interface TokenConstraint {
   allows(token: number): boolean;
   /** sets vals[t] = -Infinity for every disallowed token t < n; returns how many stay allowed */
   mask(vals: Float32Array, n: number): number;
+  /** writes the allowed tokens t < n to out[0..k) in ascending order and returns k (out holds n) */
+  collect(out: Int32Array, n: number): number;
   /** advances over a generated token (throws if the token is not allowed) */
   accept(token: number): void;
   /** the grammar may end here */
@@ -58,7 +63,7 @@ export function grammarConstraint(grammar: Grammar | string, vocab: VocabSource 
   let state = m.initial;
   const allowed = new Uint8Array(idx.nVocab);
   const stateAt = new Int32Array(idx.maxDepth + 1);
-  const stats: ConstraintStats = { checks: 0, masks: 0, ms: 0, maskMs: 0, tokens: 0 };
+  const stats: ConstraintStats = { checks: 0, masks: 0, ms: 0, maskMs: 0, tokens: 0, resampleMs: 0 };
 
   const after = (t: number): number => m.walk(state, idx.bytes, idx.off[t]!, idx.off[t + 1]!);
 
@@ -70,9 +75,11 @@ export function grammarConstraint(grammar: Grammar | string, vocab: VocabSource 
     return s !== REJECT && m.dist[s]! <= c.remaining - 1;
   }
 
-  // preorder trie walk: stateAt[d] is the state after the first d bytes of the current node's path
-  function fillAllowed(): void {
+  // preorder trie walk: stateAt[d] is the state after the first d bytes of the current node's path.
+  // Sets allowed[t] = 1 exactly for the allowed tokens and returns how many.
+  function fillAllowed(): number {
     allowed.fill(0);
+    let count = 0;
     const limit = c.remaining - 1;
     const unlimited = limit === Infinity;
     const { nodeByte, nodeDepth, nodeEnd, tokStart, tokList } = idx;
@@ -88,10 +95,11 @@ export function grammarConstraint(grammar: Grammar | string, vocab: VocabSource 
       if (s < 0) { i = nodeEnd[i]!; continue; }
       stateAt[nodeDepth[i]!] = s;
       const k0 = tokStart[i]!, k1 = tokStart[i + 1]!;
-      if (k0 !== k1 && (unlimited || dist[s]! <= limit)) for (let k = k0; k < k1; k++) allowed[tokList[k]!] = 1;
+      if (k0 !== k1 && (unlimited || dist[s]! <= limit)) { for (let k = k0; k < k1; k++) allowed[tokList[k]!] = 1; count += k1 - k0; }
       i++;
     }
-    if (m.isComplete(state)) for (const t of idx.eog) allowed[t] = 1;
+    if (m.isComplete(state)) for (const t of idx.eog) { allowed[t] = 1; count++; }
+    return count;
   }
 
   const c: TokenConstraint = {
@@ -109,6 +117,19 @@ export function grammarConstraint(grammar: Grammar | string, vocab: VocabSource 
       fillAllowed();
       let k = 0;
       for (let t = 0; t < n; t++) { if (allowed[t]) k++; else vals[t] = -Infinity; }
+      const dt = performance.now() - t0;
+      stats.ms += dt;
+      stats.maskMs += dt;
+      return k;
+    },
+    collect(out, n) {
+      const t0 = performance.now();
+      stats.masks++;
+      const total = fillAllowed();
+      // ascending ids: one scan of allowed[] (a byte per token, so ~150 KB for a 150k vocabulary)
+      const nv = Math.min(n, idx.nVocab);
+      let k = 0;
+      for (let t = 0; t < nv && k < total; t++) if (allowed[t]) out[k++] = t;
       const dt = performance.now() - t0;
       stats.ms += dt;
       stats.maskMs += dt;

@@ -3,9 +3,11 @@
 // (argmax, lowest id on ties). Buffers are allocated once per sampler, not per token.
 //
 // A token constraint (a grammar) hooks in as llama.cpp's common_sampler does: the chain samples from the
-// unconstrained logits, the constraint checks that one token, and only when it is rejected are the
-// logits reset, every disallowed token masked to -inf, and the chain run again (so most steps never
-// look at the whole vocabulary).
+// unconstrained logits, the constraint checks that one token, and only when it is rejected does the
+// chain run again with every disallowed token at -inf. That second run goes over the allowed tokens
+// only (the constraint lists them in ascending id order): a -inf candidate never survives top-k with a
+// weight, so the draw is the one the fully masked vocabulary gives (same candidates, same order, same
+// sums; test/grammar/sampler-oracle.test.ts), without rewriting and rescanning all 150k logits.
 
 import { Mt19937 } from './rng.js';
 import type { TokenConstraint } from '../grammar/constraint.js';
@@ -57,6 +59,13 @@ export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}, co
   const history: number[] = [];
   const heap = new Float32Array(Math.max(1, nVocab));
 
+  const penalized = params.repeatPenalty !== 1 || params.frequencyPenalty !== 0 || params.presencePenalty !== 0;
+  // penalties (llama.cpp: repeat divides positive / multiplies negative logits)
+  function penalty(v: number, c: number): number {
+    if (params.repeatPenalty !== 1) v = v <= 0 ? v * params.repeatPenalty : v / params.repeatPenalty;
+    return v - (c * params.frequencyPenalty + (c > 0 ? params.presencePenalty : 0));
+  }
+
   // Sorts candidates [0, n) by value descending, lower id first on ties, in place (heap sort:
   // no allocation, O(n log n) even when top-k is off and n is the whole vocabulary).
   const before = (i: number, j: number) => vals[i]! < vals[j]! || (vals[i] === vals[j] && ids[i]! > ids[j]!);
@@ -103,9 +112,16 @@ export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}, co
       }
     }
     const thr = heap[0]!;
+    // keep everything above the threshold and the first k - above ties at it, in one pass: position m is
+    // written only after position m was read (two passes, above first, would overwrite ties at low positions)
+    let above = 0;
+    for (let i = 0; i < n; i++) if (vals[i]! > thr) above++;
+    let ties = k - above;
     let m = 0;
-    for (let i = 0; i < n && m < k; i++) if (vals[i]! > thr) { ids[m] = ids[i]!; vals[m] = vals[i]!; m++; }
-    for (let i = 0; i < n && m < k; i++) if (vals[i]! === thr) { ids[m] = ids[i]!; vals[m] = vals[i]!; m++; }
+    for (let i = 0; i < n && m < k; i++) {
+      const v = vals[i]!;
+      if (v > thr || (v === thr && ties-- > 0)) { ids[m] = ids[i]!; vals[m] = v; m++; }
+    }
     sortDesc(m);
     return m;
   }
@@ -137,31 +153,37 @@ export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}, co
       if (!c) return chain(n0);
       const id = chain(n0);
       if (c.allows(id)) return id;
-      // rejected: resample from the logits with the grammar applied first
-      prepare(logits, n0);
-      if (c.mask(vals, n0) === 0) throw new GrammarError('GRAMMAR_NO_TOKEN', 'no token of the vocabulary can extend the grammar here');
-      return chain(n0);
+      // rejected: draw again from the allowed tokens alone
+      const k = c.collect(ids, n0);
+      if (k === 0) throw new GrammarError('GRAMMAR_NO_TOKEN', 'no token of the vocabulary can extend the grammar here');
+      const t0 = performance.now();
+      prepareAllowed(logits, k);
+      const r = chain(k);
+      c.stats.resampleMs += performance.now() - t0;
+      return r;
     },
   };
   return self;
 
   function prepare(logits: Float32Array, n0: number): void {
     for (let i = 0; i < n0; i++) { ids[i] = i; vals[i] = logits[i]!; }
-    // penalties (llama.cpp: repeat divides positive / multiplies negative logits)
-    const pen = params.repeatPenalty !== 1 || params.frequencyPenalty !== 0 || params.presencePenalty !== 0;
-    if (pen) {
-      for (const [tok, c] of counts) {
-        if (tok >= n0) continue;
-        let v = vals[tok]!;
-        if (params.repeatPenalty !== 1) v = v <= 0 ? v * params.repeatPenalty : v / params.repeatPenalty;
-        v -= c * params.frequencyPenalty + (c > 0 ? params.presencePenalty : 0);
-        vals[tok] = v;
-      }
+    if (penalized) for (const [tok, c] of counts) if (tok < n0) vals[tok] = penalty(vals[tok]!, c);
+  }
+
+  /** candidates = the k tokens already in ids[0..k), ascending */
+  function prepareAllowed(logits: Float32Array, k: number): void {
+    for (let i = 0; i < k; i++) vals[i] = logits[ids[i]!]!;
+    if (!penalized) return;
+    for (const [tok, c] of counts) {
+      // binary search: the penalized history is at most repeatLastN tokens
+      let lo = 0, hi = k;
+      while (lo < hi) { const mid = (lo + hi) >> 1; if (ids[mid]! < tok) lo = mid + 1; else hi = mid; }
+      if (lo < k && ids[lo] === tok) vals[lo] = penalty(vals[lo]!, c);
     }
   }
 
   function chain(n0: number): number {
-    if (params.temp <= 0) return argmax(vals, n0);
+    if (params.temp <= 0) return ids[argmax(vals, n0)]!;
     let n = topK(n0, params.topK);
     if (params.topP < 1) {
       softmax(n);

@@ -55,6 +55,22 @@ test('top-k, top-p and min-p keep exactly the tokens llama.cpp keeps', () => {
   assert.deepEqual(seen({ topK: 0, topP: 1, minP: 0.1 }), [1, 2, 3]);
 });
 
+test('top-k keeps the lowest ids among ties at its threshold, wherever they sit', () => {
+  // reference: every token ordered by (logit desc, id asc), the first k kept
+  const keep = (logits: Float32Array, k: number) => [...logits.keys()].sort((a, b) => logits[b]! - logits[a]! || a - b).slice(0, k).sort((a, b) => a - b);
+  const rng = new Mt19937(3);
+  for (let trial = 0; trial < 40; trial++) {
+    const n = 6 + (rng.nextU32() % 20);
+    // few distinct values: ties at the threshold everywhere, low ids included
+    const logits = Float32Array.from({ length: n }, () => rng.nextU32() % 4);
+    const k = 1 + (rng.nextU32() % (n - 1));
+    const s = createSampler(n, { temp: 1, topK: k, topP: 1, minP: 0, seed: trial });
+    const set = new Set<number>();
+    for (let i = 0; i < 3000; i++) set.add(s.sample(logits));
+    assert.deepEqual([...set].sort((a, b) => a - b), keep(logits, k), `logits ${[...logits]}, top-k ${k}`);
+  }
+});
+
 test('repetition, frequency and presence penalties (llama.cpp formulas)', () => {
   const s = createSampler(3, { temp: 0, repeatPenalty: 2, frequencyPenalty: 0, presencePenalty: 0 });
   s.accept(0);
