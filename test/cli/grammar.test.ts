@@ -29,9 +29,19 @@ test('run --json-schema F --json: "text" is a document the schema validates; --p
     assert.equal(r.status, 0, r.stderr);
     const o = JSON.parse(r.stdout);
     assert.ok(validate(JSON.parse(o.text)), `${o.text}: ${JSON.stringify(validate.errors)}`);
-    assert.equal(o.profile.grammar.steps, o.tokens.length);
-    assert.ok(o.profile.grammar.checks >= 1 && typeof o.profile.grammar.ms_per_step === 'number');
+    const g = o.profile.grammar;
+    assert.equal(g.steps, o.tokens.length);
+    // one sampled-token check per step; a full mask (and its redraw) only after a rejection
+    assert.equal(g.checks, g.steps);
+    assert.ok(g.full_masks >= 0 && g.full_masks <= g.checks);
+    // the grammar's time is its parts, inside the generation's, per step over the steps
+    assert.ok(Math.abs(g.ms - (g.mask_ms + g.redraw_ms + g.other_ms)) < 1e-6, JSON.stringify(g));
+    assert.ok(g.ms > 0 && g.ms < o.timings.gen_ms, JSON.stringify(g));
+    assert.ok(Math.abs(g.ms_per_step - g.ms / g.steps) < 1e-9);
   }
+  const text = cli('run', model(), '-p', 'Once', '-n', '48', '--seed', '1', '--json-schema', f, '--profile', '--threads', '1');
+  assert.equal(text.status, 0, text.stderr);
+  assert.match(text.stderr, /grammar: \d+ steps, \d+ sampled-token checks, \d+ full masks, [\d.]+ ms \([\d.]+ ms\/step\): masks [\d.]+ ms, redraws [\d.]+ ms/);
 });
 
 test('run --grammar / --grammar-file / --json-object', () => {

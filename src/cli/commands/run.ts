@@ -54,7 +54,8 @@ Output:
   --probs K                  record the top-K next-token probabilities at every step
   --json                     print {prompt_tokens, tokens, text, probs?, timings:{load_ms, prompt_ms, gen_ms, pp_tps, tg_tps}, policy, profile?}
   --profile                  per op type x device: calls, wall ms, simulated ms; copies and bytes each way;
-                             KV hand-over and cache fill (stderr; in the JSON as "profile" with --json)
+                             KV hand-over and cache fill; with a grammar, its time per step (checks, full
+                             masks, redraws) (stderr; in the JSON as "profile" with --json)
   --trace FILE.json          write a Chrome trace-event file (Perfetto, chrome://tracing), one track per device
   -h, --help                 show this help`;
 
@@ -202,10 +203,16 @@ export function structuredOptions(v: { grammar?: string; 'grammar-file'?: string
   return v['json-object'] ? { jsonObject: true } : {};
 }
 
-/** the grammar's share of a run, for --profile */
+/** the grammar's share of a run, for --profile: everything a step does only because of the constraint
+ * (the sampled-token check, the allowed-token list, the redraw over it, advancing the state); the first
+ * draw over the whole vocabulary is the unconstrained sampler's own work and is not counted */
 export function grammarProfile(c: TokenConstraint, steps: number) {
   const s = c.stats;
-  return { steps, checks: s.checks, full_masks: s.masks, ms: s.ms, ms_per_step: steps ? s.ms / steps : 0 };
+  const ms = s.ms + s.resampleMs;
+  return {
+    steps, checks: s.checks, full_masks: s.masks, ms, ms_per_step: steps ? ms / steps : 0,
+    mask_ms: s.maskMs, redraw_ms: s.resampleMs, other_ms: s.ms - s.maskMs,
+  };
 }
 
 type Profile = ReturnType<Profiler['report']> & { grammar?: ReturnType<typeof grammarProfile>; kv_cache: { fill_tokens: number; n_ctx: number; bytes_per_token: number; primary: string; copies: string[] }; prompt_kv_bytes: number };
@@ -218,7 +225,11 @@ function formatProfile(p: Profile): string {
   }
   for (const c of p.copies) lines.push(`  copies ${c.from} -> ${c.to}: ${c.count} (${c.bytes} bytes), wall ${f(c.wall_ms)} ms, sim ${f(c.sim_ms)} ms`);
   for (const [k, h] of Object.entries(p.kv_handover)) if (h.copies) lines.push(`  kv hand-over ${k}: ${h.copies} copies, ${h.bytes} bytes, wall ${f(h.wall_ms)} ms, sim ${f(h.sim_ms)} ms`);
-  if (p.grammar) lines.push(`  grammar: ${p.grammar.steps} steps, ${p.grammar.checks} sampled-token checks, ${p.grammar.full_masks} full masks, ${f(p.grammar.ms)} ms (${p.grammar.ms_per_step.toFixed(3)} ms/step)`);
+  if (p.grammar) {
+    const g = p.grammar;
+    lines.push(`  grammar: ${g.steps} steps, ${g.checks} sampled-token checks, ${g.full_masks} full masks, ${f(g.ms)} ms (${g.ms_per_step.toFixed(3)} ms/step): ` +
+      `masks ${f(g.mask_ms)} ms, redraws ${f(g.redraw_ms)} ms, checks and advancing ${f(g.other_ms)} ms`);
+  }
   lines.push(`  kv cache: ${p.kv_cache.fill_tokens}/${p.kv_cache.n_ctx} tokens (${p.kv_cache.bytes_per_token} bytes/token) on ${p.kv_cache.primary}${p.kv_cache.copies.length > 1 ? ` (copies on ${p.kv_cache.copies.join(', ')})` : ''}`);
   return lines.join('\n') + '\n';
 }
