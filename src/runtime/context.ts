@@ -141,6 +141,8 @@ export class Context {
   private logitsResolved: Promise<Float32Array>;
   private pending: Promise<void> | undefined;
   private closed = false;
+  /** decodeSeqs' last plan (several tokens), reused while the shape stays */
+  private lastSeq: { m: number; nOut: number; c: CachedPlan } | undefined;
   /** the context shift's per-cache RoPE and scratch, made at the first shift */
   private shift: { ropes: Map<string, KeyRope | null>; shifter: KvShifter } | undefined;
 
@@ -347,6 +349,7 @@ export class Context {
     while (this.plans.size > this.maxPlans) {
       const [oldest, old] = this.plans.entries().next().value as [number, CachedPlan];
       this.plans.delete(oldest);
+      if (this.lastSeq?.c === old) this.lastSeq = undefined;
       old.plan.free();
     }
   }
@@ -716,18 +719,23 @@ export class Context {
   private seqPlan(m: number, o: number): CachedPlan {
     const nOut = o === 0 ? 1 : o;
     if (m === 1) return this.decodePlan!;
+    // steady batched decoding asks for the same shape every step: answered without a key object or a Map
+    // update (the key number is past the small-integer range, so each Map operation would box it)
+    if (this.lastSeq && this.lastSeq.m === m && this.lastSeq.nOut === nOut) return this.lastSeq.c;
     const key: PlanKey = { phase: 'prefill', nTokens: m, nOutputs: nOut, accel: false };
     const k = planKeyNum(key, this.kvCapacity);
-    const p = this.pinned.get(k);
-    if (p) return p;
-    let c = this.plans.get(k);
-    if (c) {
-      this.plans.delete(k); // most recently used last
-      this.plans.set(k, c);
-      return c;
+    let c = this.pinned.get(k);
+    if (!c) {
+      c = this.plans.get(k);
+      if (c) {
+        this.plans.delete(k); // most recently used last
+        this.plans.set(k, c);
+      } else {
+        c = this.cached(this.graph(m, nOut), key);
+        this.remember(k, c);
+      }
     }
-    c = this.cached(this.graph(m, nOut), key);
-    this.remember(k, c);
+    this.lastSeq = { m, nOut, c };
     return c;
   }
 

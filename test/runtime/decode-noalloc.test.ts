@@ -63,8 +63,10 @@ const argmaxAt = (l: Float32Array, off: number, n: number) => {
   for (let i = off + 1; i < off + n; i++) if (l[i]! > l[best]!) best = i;
   return best - off;
 };
-// (gemma2/gemma3 show ~58 bytes per step here when run after the other tests of this file, not standalone: open)
-for (const [name, numerics] of [['qwen3-q4_k_m', 'fast']] as const) {
+// (gemma2/gemma3/llama showed ~58 bytes per step here after the other tests of this file: decodeSeqs' plan
+// lookup, no longer inlined once its callers were polymorphic, boxed its key number for a Map update; the last
+// plan is now reused while the shape stays)
+for (const [name, numerics] of [['qwen3-q4_k_m', 'fast'], ['gemma2-q4_0', 'fast'], ['gemma3-q4_k_m', 'exact'], ['llama-q8_0', 'fast']] as const) {
   test(`Context.decodeSeqs, ${name} (${numerics}): 1,000 steps of 4 sequences x 1 token allocate nothing`, async () => {
     const device = numerics === 'fast' ? fast : exact;
     const file = openGguf(fixture(`parity/${name}.gguf`));
