@@ -53,6 +53,11 @@ export interface Device {
    * src/graph/graph.ts). Without it the scheduler never gives it one (its other nodes are unaffected).
    */
   readonly multiSequence?: boolean;
+  /**
+   * The device runs attention nodes with llama.cpp's flash-attention numerics (params.flash, src/graph/graph.ts);
+   * without it the scheduler never gives it one, and a Context's flashAttn 'auto' leaves flash attention off.
+   */
+  readonly flashAttention?: boolean;
   /** the offload hint: does the device want this node at this batch size (e.g. matmul only when batch >= N)? */
   prefersOp(node: TensorDesc, graph: Graph, batch: number): boolean;
   /** a compute instance bound to this device */

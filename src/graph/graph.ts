@@ -108,6 +108,12 @@ const isDim = (n: number) => Number.isSafeInteger(n) && n > 0;
 
 /** an attention node over several sequences' regions of its cache (only multiSequence devices run it) */
 export const multiSequence = (t: TensorDesc): boolean => t.op === 'attention' && ((t.params.seqStride as number | undefined) ?? 0) > 0;
+/**
+ * an attention node with llama.cpp's flash-attention numerics (params.flash: GGML_OP_FLASH_ATTN_EXT's online
+ * softmax with an f16 accumulator, src/backends/reference/ops.ts flashAttention); only devices that declare
+ * `flashAttention` run it. Graphs without flash attention never carry the parameter.
+ */
+export const flashAttention = (t: TensorDesc): boolean => t.op === 'attention' && t.params.flash === true;
 
 export function nElements(t: TensorDesc): number {
   return t.shape.reduce((a, b) => a * b, 1);
@@ -195,7 +201,7 @@ export class GraphBuilder {
     need(pos.dtype === 'i32' && pos.shape[0] === (x.shape[1] ?? 1), 'kv_store', () => `${pos.shape[0]} positions for ${x.shape[1] ?? 1} rows`);
     return this.add('kv_store', 'intermediate', 'f32', [0], [cache, x, pos], {}, name);
   }
-  attention(q: TensorDesc, k: TensorDesc, v: TensorDesc, pos: TensorDesc, p: { nHead: number; nHeadKv: number; headDimK: number; headDimV: number; scale: number; softcap: number; window: number; seqStride?: number }, deps: TensorDesc[], name?: string): TensorDesc {
+  attention(q: TensorDesc, k: TensorDesc, v: TensorDesc, pos: TensorDesc, p: { nHead: number; nHeadKv: number; headDimK: number; headDimV: number; scale: number; softcap: number; window: number; seqStride?: number; flash?: boolean }, deps: TensorDesc[], name?: string): TensorDesc {
     need(isDim(p.nHead) && isDim(p.nHeadKv) && p.nHead % p.nHeadKv === 0, 'attention', () => `${p.nHead} query heads over ${p.nHeadKv} KV heads`);
     need(q.shape[0] === p.nHead * p.headDimK, 'attention', () => `q rows of ${q.shape[0]} for ${p.nHead} heads of ${p.headDimK}`);
     need(k.shape[0] === p.nHeadKv * p.headDimK, 'attention', () => `${k.name} rows of ${k.shape[0]} for ${p.nHeadKv} heads of ${p.headDimK}`);

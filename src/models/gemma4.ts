@@ -71,6 +71,7 @@ function buildGemma4(hp: HParams, weights: Map<string, WeightInfo>, o: BuildOpti
     caches.push(cache);
     let a = b.attention(q, cache.k, cache.v, pos, {
       nHead: hp.nHead, nHeadKv: hp.nHeadKv, headDimK: hd, headDimV: hd, scale: 1, softcap: 0, window: swa ? hp.slidingWindow : 0,
+      ...(o.flashAttn ? { flash: true } : {}),
     }, cache.stores);
     a = norm(b.mulMat(w(`${p}.attn_output.weight`), a, `${p}.attn_output`), w(`${p}.post_attention_norm.weight`));
     x = b.addT(a, x);

@@ -44,6 +44,8 @@ export interface BuildOptions {
    * inp_kv_rows input and its kv_store / attention nodes address rows with it (src/graph/graph.ts).
    */
   seqStride?: number;
+  /** attention with llama.cpp's flash-attention numerics (graph.ts flashAttention) */
+  flashAttn?: boolean;
 }
 
 export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<string, WeightInfo>, o: BuildOptions): Graph {
@@ -60,7 +62,7 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
   const pos = b.leaf('inp_pos', 'input', 'i32', [o.nTokens]);
   const outRows = b.leaf('inp_out_ids', 'input', 'i32', [o.nOutputs]);
   const kvRows = o.seqStride ? b.leaf('inp_kv_rows', 'input', 'i32', [o.nTokens]) : pos;
-  const seqs = o.seqStride ? { seqStride: o.seqStride } : {};
+  const seqs = { ...(o.seqStride ? { seqStride: o.seqStride } : {}), ...(o.flashAttn ? { flash: true } : {}) };
   const batchRows = o.seqStride ? b.leaf('inp_batch_rows', 'input', 'i32', [2]) : undefined;
   // which count of inp_batch_rows the matmuls' rows follow: the tokens', then (after the output gather) the outputs'
   let rowsOf: 0 | 1 = 0;

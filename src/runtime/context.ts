@@ -49,6 +49,23 @@ export interface ContextOptions {
   maxPlans?: number;
   /** independent sequences sharing this context's KV cache (default 1); each has floor(nCtx / nSeq) slots */
   nSeq?: number;
+  /**
+   * llama.cpp's flash-attention numerics (online softmax, f16 accumulator; no n_ctx x n_tokens score matrix):
+   * 'on', 'off' (this class's default: the non-flash numerics every caller had before), or 'auto': on when
+   * every device of the context declares `flashAttention` (the CLI's and the library's createContext default)
+   */
+  flashAttn?: FlashAttnMode | boolean;
+}
+
+export type FlashAttnMode = 'on' | 'off' | 'auto';
+export const FLASH_ATTN_MODES: readonly FlashAttnMode[] = ['on', 'off', 'auto'];
+
+/** flashAttn as a Context resolves it for its devices */
+export function resolveFlashAttn(mode: FlashAttnMode | boolean | undefined, devices: readonly Device[]): boolean {
+  if (mode === true || mode === 'on') return true;
+  if (mode === undefined || mode === false || mode === 'off') return false;
+  if (mode !== 'auto') throw new ContextError('BAD_ARGUMENT', `flashAttn must be 'on', 'off' or 'auto', got ${String(mode)}`);
+  return devices.length > 0 && devices.every((d) => d.flashAttention === true);
 }
 
 /** One sequence's tokens in a decodeSeqs() batch, and which of their logits to return. */
@@ -94,6 +111,8 @@ const planKeyNum = (k: PlanKey, cap: number) => (((k.accel ? 1 : 0) * 2 + (k.pha
 export class Context {
   readonly nCtx: number;
   readonly kvType: 'f16' | 'f32';
+  /** attention runs with llama.cpp's flash-attention numerics (ContextOptions.flashAttn resolved) */
+  readonly flashAttn: boolean;
   readonly nBatch: number;
   readonly nVocab: number;
   /** the model has recurrent layers: their state follows every token and cannot be truncated to an earlier position */
@@ -165,6 +184,7 @@ export class Context {
     this.profiler = opts.profiler;
     const weightDevice = model.placements.values().next().value?.device;
     const devices = opts.devices ?? (weightDevice ? [weightDevice] : []);
+    this.flashAttn = resolveFlashAttn(opts.flashAttn, devices);
     this.sched = new Scheduler({
       devices, weights: { get: (t) => model.placements.get(t.name) },
       phaseDevice: { prefill: opts.prefillDevice, decode: opts.decodeDevice },
@@ -208,7 +228,7 @@ export class Context {
 
   private graph(nTok: number, nOut: number): Graph {
     const seqs = this.seqStride ? { seqStride: this.seqStride } : {};
-    const g = buildTransformer(this.model.spec, this.model.hp, this.model.weights, { nTokens: nTok, nOutputs: nOut, nCtx: this.kvCapacity, kvType: this.kvType, ...seqs });
+    const g = buildTransformer(this.model.spec, this.model.hp, this.model.weights, { nTokens: nTok, nOutputs: nOut, nCtx: this.kvCapacity, kvType: this.kvType, flashAttn: this.flashAttn, ...seqs });
     // several sequences need a graph that addresses their cache regions, and no state that is not per row (a recurrent layer's)
     if (this.seqStride && (g.inputs.kvRows === undefined || g.tensors.some((t) => t.role === 'state' && !t.name.startsWith('cache_')))) {
       throw new ContextError('UNSUPPORTED', `${this.model.hp.arch}: its graph does not address several sequences (nSeq = ${this.nSeq}); use nSeq = 1`);

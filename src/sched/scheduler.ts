@@ -10,7 +10,7 @@
 
 import type { Backend, CompileRequest, ComputeContext, Device, DeviceBuffer, NodeGroup, Phase, Placement } from '../backends/backend.js';
 import { DeviceError, tensorBytes } from '../backends/backend.js';
-import { multiSequence, type Graph, type TensorDesc } from '../graph/graph.js';
+import { flashAttention, multiSequence, type Graph, type TensorDesc } from '../graph/graph.js';
 import { rowBytes } from '../gguf/ggml-types.js';
 import { planArena, type ArenaRequest } from './arena.js';
 import type { Profiler } from './profile.js';
@@ -112,7 +112,7 @@ interface Layout extends PlanKey {
 
 const tBytes = (t: TensorDesc) => tensorBytes(t, rowBytes);
 /** Can `d` run node `t`? Its own answer, and a multi-sequence attention only on a device that declares it understands one. */
-const supports = (d: Device, t: TensorDesc, g: Graph) => d.supportsOp(t, g) && (d.multiSequence === true || !multiSequence(t));
+const supports = (d: Device, t: TensorDesc, g: Graph) => d.supportsOp(t, g) && (d.multiSequence === true || !multiSequence(t)) && (d.flashAttention === true || !flashAttention(t));
 const inputIdsOf = (g: Graph) => [g.inputs.tokens, g.inputs.positions, g.inputs.outputRows, ...(g.inputs.kvRows === undefined ? [] : [g.inputs.kvRows]), ...(g.inputs.batchRows === undefined ? [] : [g.inputs.batchRows])];
 const groupKey = (phase: Phase, nTokens: number, nOutputs: number) => `${phase}:${nTokens}:${nOutputs}`;
 
@@ -240,7 +240,7 @@ export class Scheduler {
     for (const id of group.nodes) {
       const t = g.tensors[id]!;
       if (t.group !== group.name) return `claimed ${t.name} of ${t.group ?? 'no group'} in ${group.name}`;
-      if (!supports(d, t, g)) return `does not support ${t.op} (${t.name})${multiSequence(t) ? ' over several sequences' : ''}`;
+      if (!supports(d, t, g)) return `does not support ${t.op} (${t.name})${multiSequence(t) ? ' over several sequences' : ''}${flashAttention(t) ? ' with flash attention' : ''}`;
     }
     return undefined;
   }

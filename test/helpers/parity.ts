@@ -46,8 +46,18 @@ export function parityFixtures(): ParityFixture[] {
   });
 }
 
-export function readRef(name: string): RefFile {
-  return JSON.parse(readFileSync(fixture(`parity/${name}.ref.json`), 'utf8')) as RefFile;
+/**
+ * A fixture's llama.cpp reference: `parity` (flash attention off), `parity-fa` (flash attention on) or
+ * `parity-kvq8` (flash attention on, q8_0 KV cache); the GGUF is always parity/<name>.gguf.
+ */
+export type RefSet = 'parity' | 'parity-fa' | 'parity-kvq8';
+export function readRef(name: string, set: RefSet = 'parity'): RefFile {
+  return JSON.parse(readFileSync(fixture(`${set}/${name}.ref.json`), 'utf8')) as RefFile;
+}
+/** the names with a reference in `set` (fails loudly when the folder is missing) */
+export function refNames(set: RefSet): string[] {
+  fixture(`${set}/README.md`);
+  return readdirSync(join(fixturesDir, set)).filter((f) => f.endsWith('.ref.json')).map((f) => f.slice(0, -'.ref.json'.length)).sort();
 }
 
 /** One recorded distribution and our logits for it. */
@@ -69,8 +79,8 @@ export const distCount = (ref: RefFile): number => ref.sequences.reduce((n, s) =
  * Our logits for every distribution `ref` records, in order. The logits array is only valid until the next
  * iteration (the context reuses it).
  */
-export async function* distributions(model: Model, ref: RefFile, kvType: 'f16' | 'f32' = 'f16'): AsyncGenerator<Dist> {
-  const ctx = new Context(model, { nCtx: 256, kvType });
+export async function* distributions(model: Model, ref: RefFile, kvType: 'f16' | 'f32' = 'f16', ctxOpts: Partial<ContextOptions> = {}): AsyncGenerator<Dist> {
+  const ctx = new Context(model, { nCtx: 256, kvType, ...ctxOpts });
   const nv = model.hp.nVocab;
   try {
     await ctx.ready(); // load-time compiles of accelerators

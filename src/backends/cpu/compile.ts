@@ -346,6 +346,7 @@ export class Compiler {
         return () => { rt.copy(xp, y, 4 * n); rt.rope(args); };
       }
       case 'attention': {
+        if (t.params.flash === true) return null; // (the WASM flash kernel comes next)
         if (!wasmAttention(g, t)) return null;
         const pp = t.params, kc = src(1);
         const hd = pp.headDimK as number, nTok = t.shape[1]!, cacheSlots = kc.shape[1]!;
@@ -515,8 +516,15 @@ export class Compiler {
         };
         const qv = in32(0), kv = cache(kc), vv = cache(vc), pos = this.i32(at(t.src[3]!), nTok), yv = out();
         const params = t.params as unknown as ref.AttentionParams;
-        const ws = ref.attentionWorkspace(params, slots);
         const stride = (t.params.seqStride as number | undefined) ?? 0;
+        if (t.params.flash === true) {
+          const fws = ref.flashWorkspace(params);
+          return () => {
+            for (let i = 0; i < nTok; i++) if (!(pos[i]! >= 0 && pos[i]! < slots)) throw positionError(t, pos[i]!, slots);
+            ref.flashAttention(qv, nTok, pos, stride, kv, vv, params, yv, fws);
+          };
+        }
+        const ws = ref.attentionWorkspace(params, slots);
         if (stride > 0) {
           return () => {
             for (let i = 0; i < nTok; i++) if (!(pos[i]! >= 0 && pos[i]! < slots)) throw positionError(t, pos[i]!, slots);

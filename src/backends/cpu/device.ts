@@ -54,6 +54,7 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
     bufferType: () => bt,
     supportsOp: () => true,
     multiSequence: true,
+    flashAttention: true,
     prefersOp: () => true,
     createBackend(): Backend {
       return {

@@ -83,6 +83,11 @@ export function computeNode(g: Graph, t: TensorDesc, at: (id: number) => Placeme
       const posT = src(3);
       const pos = i32(at(posT.id), posT.shape[0]!);
       const stride = (t.params.seqStride as number | undefined) ?? 0;
+      if (t.params.flash === true) {
+        const params = t.params as unknown as k.AttentionParams;
+        k.flashAttention(inF32(0), q.shape[1]!, pos, stride, cacheView(kc, at(kc.id)), cacheView(vc, at(vc.id)), params, out(), k.flashWorkspace(params));
+        return;
+      }
       if (stride > 0) {
         k.attentionSeqs(inF32(0), q.shape[1]!, pos, stride, cacheView(kc, at(kc.id)), cacheView(vc, at(vc.id)), t.params as unknown as k.AttentionParams, out());
         return;
@@ -150,6 +155,7 @@ export function referenceDevice(): Device {
     bufferType: () => bufferType,
     supportsOp: () => true,
     multiSequence: true,
+    flashAttention: true,
     prefersOp: () => true,
     createBackend(): Backend {
       return {

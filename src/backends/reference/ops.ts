@@ -339,3 +339,67 @@ export function kvStore(cache: Cache, x: Float32Array, rowLen: number, nTok: num
     else for (let i = 0; i < rowLen; i++) cache[o + i] = x[t * rowLen + i]!;
   }
 }
+
+/** Buffers flashAttention() works in (reuse them to allocate nothing per call). */
+export interface FlashWorkspace { qh: Float32Array; kr: Float32Array; vkq: Float32Array }
+export function flashWorkspace(p: AttentionParams): FlashWorkspace {
+  return { qh: new Float32Array(p.headDimK), kr: new Float32Array(p.headDimK), vkq: new Float32Array(p.headDimV) };
+}
+
+/**
+ * Attention with llama.cpp's flash attention (GGML_OP_FLASH_ATTN_EXT), as ggml-cpu's
+ * ggml_compute_forward_flash_attn_ext_f16_one_chunk computes it, per query row and head:
+ * Q rounded to f16 (the f16 K cache's dot type); s = K_j·Q by ggml_vec_dot_f16; s·scale (with a softcap the
+ * scale is pre-divided by the cap, then cap·tanhf(s)); masked slots (outside [window start, own position])
+ * skipped; online softmax in cache order with glibc expf: a new maximum rescales the f16 accumulator
+ * (ggml_vec_scale_f16, rounded to f16), else vs = expf(s - M); VKQ = f16(fma(V_j, vs, VKQ)) per element
+ * (ggml_vec_mad_f16: the AVX-512 FMA and the contracted scalar tail agree); S = fma(S, ms, vs) (GCC contracts
+ * `S*ms + vs`); out = f32(VKQ) · f32(1/S). An f32 cache is cast to f16 first, as llama.cpp does before
+ * ggml_flash_attn_ext. A row's result depends on nothing but its own range, so batches, decode steps and
+ * several sequences (stride > 0: row r sees rows from r - r % stride) are all computed alike. llama.cpp takes
+ * other orders for >= 64 query rows (a tiled f32 GEMM) and for one-row decodes over >= 512 cells with several
+ * threads (split KV); the fixtures (<= 32 rows, 256 cells, 1 thread) reach neither: this is its one-chunk order.
+ */
+export function flashAttention(q: Float32Array, nTok: number, rows: Int32Array, stride: number, k: Cache, v: Cache, p: AttentionParams, y: Float32Array, ws: FlashWorkspace): void {
+  const { nHead, nHeadKv, headDimK: dk, headDimV: dv } = p;
+  const f16 = k instanceof Uint16Array;
+  const group = nHead / nHeadKv, rowK = dk * nHeadKv, rowV = dv * nHeadKv;
+  const capF = Math.fround(p.softcap);
+  const scaleF = p.softcap > 0 ? Math.fround(Math.fround(p.scale) / capF) : Math.fround(p.scale);
+  const { qh, kr, vkq } = ws;
+  for (let t = 0; t < nTok; t++) {
+    const r = rows[t]!;
+    const base = stride > 0 ? r - (r % stride) : 0;
+    const lo = p.window > 0 ? Math.max(base, r - p.window + 1) : base;
+    for (let h = 0; h < nHead; h++) {
+      const kvh = Math.floor(h / group);
+      const qo = t * dk * nHead + h * dk;
+      for (let i = 0; i < dk; i++) qh[i] = F16_TO_F32[f32ToF16(q[qo + i]!)]!;
+      vkq.fill(0, 0, dv);
+      let m = -Infinity, s = 0;
+      for (let j = lo; j <= r; j++) {
+        const ko = j * rowK + kvh * dk;
+        for (let i = 0; i < dk; i++) kr[i] = f16 ? F16_TO_F32[(k as Uint16Array)[ko + i]!]! : F16_TO_F32[f32ToF16(k[ko + i]!)]!;
+        let x = Math.fround(dotF16Vec(dk, kr, 0, 1, qh, 0) * scaleF);
+        if (p.softcap > 0) x = Math.fround(capF * tanhf(x));
+        let ms = 1, vs = 1;
+        if (x > m) {
+          ms = expf(Math.fround(m - x));
+          m = x;
+          for (let i = 0; i < dv; i++) vkq[i] = F16_TO_F32[f32ToF16(Math.fround(vkq[i]! * ms))]!;
+        } else {
+          vs = expf(Math.fround(x - m));
+        }
+        const vo = j * rowV + kvh * dv;
+        for (let i = 0; i < dv; i++) {
+          const vv = f16 ? F16_TO_F32[(v as Uint16Array)[vo + i]!]! : F16_TO_F32[f32ToF16(v[vo + i]!)]!;
+          vkq[i] = F16_TO_F32[f32ToF16(fmaf(vv, vs, vkq[i]!))]!;
+        }
+        s = fmaf(s, ms, vs);
+      }
+      const inv = s === 0 ? 0 : Math.fround(1 / s);
+      const yo = t * dv * nHead + h * dv;
+      for (let i = 0; i < dv; i++) y[yo + i] = Math.fround(vkq[i]! * inv);
+    }
+  }
+}
