@@ -1,9 +1,10 @@
 import { AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
 import { expf_v2 } from './common/expf';
+import { expf_glibc } from './common/glibc';
 import { tanhf } from './common/libm';
-import { f2h, h2f, h2f4, h2f4_finite } from './common/f16';
+import { f2h, h2f, h2f4, h2f4_finite, round_f16x4 } from './common/f16';
 import { dot_f16_vec } from './common/f16-dot';
-import { f32x4_of, hi_f64, lo_f64, reduce_add_16 } from './common/fmaf';
+import { fma2, f32x4_of, hi_f64, lo_f64, reduce_add_16 } from './common/fmaf';
 
 // ---------------------------------------------------------------------------------------------
 // Attention with ggml's non-flash numerics (what llama.cpp's x86 build runs for an f16 KV cache, bit for
@@ -129,6 +130,64 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
       }
       store<f32>(op + e, reduce_add_16(l0, l1, l2, l3));
     }
+  }
+}
+// ---------------------------------------------------------------------------------------------
+// Flash attention with llama.cpp's numerics (ggml_compute_forward_flash_attn_ext_f16_one_chunk, x86 AVX-512
+// build; src/backends/reference/ops.ts flashAttention is the same in TypeScript), one work item = (query
+// token, head), no score matrix: Q rounded to f16; per cache row j of [window start, own position] in order:
+// s = ggml_vec_dot_f16(K_j, Q) * scale (softcap: scale / cap, then cap * tanhf), online softmax with glibc
+// expf; a new maximum M rescales the f16 accumulator (f16(VKQ * ms)); VKQ = f16(fmaf(V_j, vs, VKQ)) per
+// element; S = S * ms + vs (unfused). Output f32(VKQ) * f32(1 / S). The accumulator is kept as f16-exact f32 values.
+// Same parameter block as attn_ggml (AG_*; the batch fields are unused). Head size % 4 == 0.
+export function attn_flash(r0: i32, r1: i32, pp: usize): void {
+  const q = <usize>load<i32>(pp, AG_Q), qs = <usize>load<i32>(pp, AG_Q_STRIDE), k = <usize>load<i32>(pp, AG_K), v = <usize>load<i32>(pp, AG_V);
+  const kvs = <usize>load<i32>(pp, AG_KV_STRIDE), o = <usize>load<i32>(pp, AG_OUT), os = <usize>load<i32>(pp, AG_OUT_STRIDE);
+  const nHead = load<i32>(pp, AG_N_HEAD), gqa = load<i32>(pp, AG_GQA), hd = load<i32>(pp, AG_HEAD_DIM);
+  const window = load<i32>(pp, AG_WINDOW), pos = <usize>load<i32>(pp, AG_POSITIONS), slice = load<i32>(pp, AG_SLICE);
+  const stride = load<i32>(pp, AG_SEQ_STRIDE);
+  const cap = load<f32>(pp, AG_SOFTCAP);
+  // llama.cpp divides the scale by the softcap once (f32), then s = cap * tanhf(s * scale)
+  const scale: f32 = cap > 0 ? load<f32>(pp, AG_SCALE) / cap : load<f32>(pp, AG_SCALE);
+  const scr = <usize>load<i32>(pp, AG_SCRATCH) + <usize>(r0 / slice) * <usize>load<i32>(pp, AG_SCRATCH_BYTES);
+  const hb = <usize>hd << 2, qh = scr, acc = scr + hb;
+  for (let r = r0; r < r1; r++) {
+    const t = r / nHead, h = r - t * nHead;
+    const kvo = <usize>(h / gqa) * (<usize>hd << 1);
+    const p0 = load<i32>(pos + (<usize>t << 2));
+    const lo0 = stride > 0 ? p0 - p0 % stride : 0;
+    const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
+    const qp = q + <usize>t * qs + <usize>h * hb;
+    for (let i: usize = 0; i < hb; i += 16) {
+      v128.store(qh + i, round_f16x4(v128.load(qp + i)));
+      v128.store(acc + i, f32x4.splat(0));
+    }
+    let m: f32 = -Infinity, sum: f32 = 0;
+    for (let j = lo; j <= p0; j++) {
+      let s = dot_f16_vec(k + <usize>j * kvs + kvo, qh, hd) * scale;
+      if (cap > 0) s = cap * tanhf(s);
+      let ms: f32 = 1, vs: f32 = 1;
+      if (s > m) {
+        ms = expf_glibc(m - s);
+        m = s;
+        const mv = f32x4.splat(ms);
+        for (let i: usize = 0; i < hb; i += 16) v128.store(acc + i, round_f16x4(f32x4.mul(v128.load(acc + i), mv)));
+      } else {
+        vs = expf_glibc(s - m);
+      }
+      // VKQ = f16(fmaf(V, vs, VKQ)): the products are exact in f64 (11 x 24 bits), fma2 rounds once to f32
+      const vp = v + <usize>j * kvs + kvo, vd = f64x2.splat(<f64>vs);
+      for (let i: usize = 0; i < hb; i += 16) {
+        const vv = h2f4_finite(v128.load16x4_u(vp + (i >> 1)));
+        const a = v128.load(acc + i);
+        const lo2 = fma2(f64x2.mul(lo_f64(vv), vd), lo_f64(a)), hi2 = fma2(f64x2.mul(hi_f64(vv), vd), hi_f64(a));
+        v128.store(acc + i, round_f16x4(f32x4_of(lo2, hi2)));
+      }
+      sum = sum * ms + vs; // two roundings: llama.cpp's build does not contract this one
+    }
+    const inv = f32x4.splat(sum == 0 ? <f32>0 : <f32>1 / sum);
+    const op = o + <usize>t * os + <usize>h * hb;
+    for (let i: usize = 0; i < hb; i += 16) v128.store(op + i, f32x4.mul(v128.load(acc + i), inv));
   }
 }
 // tinyBLAS's 16-lane dot of two f32 rows (n % 16 == 0)

@@ -8,13 +8,18 @@ import { abortedResult, generationLoop, type Engine, type GenerateResult, type T
 import { buildSampler, type SamplingOptions } from './sampling.js';
 import { structuredConstraint } from '../grammar/index.js';
 
-export interface CreateContextOptions extends Partial<Omit<ContextOptions, 'nCtx' | 'kvType' | 'nBatch'>> {
+export interface CreateContextOptions extends Partial<Omit<ContextOptions, 'nCtx' | 'kvType' | 'nBatch' | 'flashAttn'>> {
   /** KV cache size in tokens (default min(4096, the model's training context)) */
   ctx?: number;
   /** KV cache element type (default 'f16') */
   kvType?: 'f16' | 'f32';
   /** largest batch evaluated at once; a longer prompt is split (default 512) */
   batch?: number;
+  /**
+   * flash attention (llama.cpp's -fa and its numerics): 'on', 'off' or 'auto' (the default here): on when every
+   * device of the context prefers it (the reference and cpu devices run it when 'on' but do not prefer it)
+   */
+  flashAttn?: 'on' | 'off' | 'auto';
 }
 
 export interface GenerateOptions extends SamplingOptions {
@@ -146,6 +151,8 @@ export class Generation implements AsyncIterable<TokenEvent> {
 export class ModelContext {
   readonly nCtx: number;
   readonly kvType: 'f16' | 'f32';
+  /** attention runs with flash attention (createContext's flashAttn, resolved) */
+  readonly flashAttn: boolean;
   /** escape hatch: the runtime context (KV cache, scheduler, decode()) */
   readonly runtime: Context;
   private readonly cache: number[] = [];
@@ -163,6 +170,7 @@ export class ModelContext {
     this.runtime = rt;
     this.nCtx = rt.nCtx;
     this.kvType = rt.kvType;
+    this.flashAttn = rt.flashAttn;
   }
 
   /** Tokens in the KV cache (the last generation's prompt and evaluated tokens). */

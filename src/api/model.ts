@@ -133,13 +133,14 @@ export class Model {
   /** A context: a KV cache of `ctx` tokens (allocated now) and the compute buffers for it. */
   async createContext(o: CreateContextOptions = {}): Promise<ModelContext> {
     this.live();
-    const { ctx, batch, kvType, ...advanced } = o;
+    const { ctx, batch, kvType, flashAttn, ...advanced } = o;
     const nCtx = ctx ?? Math.min(4096, this.contextLength);
     if (!Number.isInteger(nCtx) || nCtx < 1) throw new UsageError('USAGE', `ctx must be a positive integer, got ${String(ctx)}`, 'ctx');
     if (kvType !== undefined && kvType !== 'f16' && kvType !== 'f32') throw new UsageError('USAGE', `kvType must be 'f16' or 'f32', got ${String(kvType)}`, 'kvType');
+    if (flashAttn !== undefined && flashAttn !== 'on' && flashAttn !== 'off' && flashAttn !== 'auto') throw new UsageError('USAGE', `flashAttn must be 'on', 'off' or 'auto', got ${String(flashAttn)}`, 'flashAttn');
     const nBatch = batch ?? 512;
     if (!Number.isInteger(nBatch) || nBatch < 1) throw new UsageError('USAGE', `batch must be a positive integer, got ${String(batch)}`, 'batch');
-    const rt = await Context.create(this.runtime.model, { devices: this.runtime.devices, ...advanced, nCtx, kvType, nBatch });
+    const rt = await Context.create(this.runtime.model, { devices: this.runtime.devices, ...advanced, nCtx, kvType, nBatch, flashAttn: flashAttn ?? 'auto' });
     if (this.closed) { rt.close(); throw new UsageError('CLOSED', 'the model was closed while the context was created'); }
     const host: ContextHost = {
       tokenizer: this.runtime.tokenizer,

@@ -54,10 +54,11 @@ export interface Device {
    */
   readonly multiSequence?: boolean;
   /**
-   * The device runs attention nodes with llama.cpp's flash-attention numerics (params.flash, src/graph/graph.ts);
-   * without it the scheduler never gives it one, and a Context's flashAttn 'auto' leaves flash attention off.
+   * The device runs attention nodes with llama.cpp's flash-attention numerics (params.flash, src/graph/graph.ts):
+   * 'supported' when asked (flashAttn 'on'), 'preferred' also by default (flashAttn 'auto': it is the faster path
+   * there). Without it the scheduler never gives the device such a node, and 'auto' leaves flash attention off.
    */
-  readonly flashAttention?: boolean;
+  readonly flashAttention?: 'supported' | 'preferred';
   /** the offload hint: does the device want this node at this batch size (e.g. matmul only when batch >= N)? */
   prefersOp(node: TensorDesc, graph: Graph, batch: number): boolean;
   /** a compute instance bound to this device */

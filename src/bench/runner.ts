@@ -13,7 +13,7 @@ import { Profiler } from '../sched/profile.js';
 import { pickPhaseDevices } from '../sched/policy.js';
 import { openGguf } from '../gguf/open.js';
 import { metaArrayLength, metaNumber, metaString, type GgufFile } from '../gguf/reader.js';
-import { Context } from '../runtime/context.js';
+import { Context, type FlashAttnMode } from '../runtime/context.js';
 import { loadModel, type Model } from '../runtime/model.js';
 
 export interface BenchTest {
@@ -49,6 +49,8 @@ export interface BenchResult {
   samples_tps: number[];
   /** simulated tokens/s (mean over the runs): only on rows whose run used a simulated device */
   sim_tps?: number;
+  /** the engine ran attention with flash attention (only on rows of engines that report it) */
+  flash_attn?: boolean;
 }
 
 /** One engine under test. */
@@ -67,6 +69,8 @@ export interface BenchEngine {
   run(test: BenchTest, tokens: Int32Array): Promise<number>;
   /** the last run's simulated ms, when it used a simulated device */
   simulatedMs?(): number | undefined;
+  /** after load: did the engine turn flash attention on (undefined: it does not say) */
+  flashAttn?(): boolean | undefined;
   close(): Promise<void>;
 }
 
@@ -90,7 +94,7 @@ export function modelInfo(file: GgufFile): ModelInfo {
 export type BenchDevices = (threads: number) => Promise<{ host: Device; devices: Device[]; prefillDevice?: Device; decodeDevice?: Device; offloadMinBatch: number; policy?: 'manual' | 'auto' }>;
 
 /** gguf-edge on a registry device (or, with `devices`, on the phase setup it resolves). */
-export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?: 'f16' | 'f32'; numerics?: 'exact' | 'fast'; devices?: BenchDevices } = {}): BenchEngine {
+export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?: 'f16' | 'f32'; numerics?: 'exact' | 'fast'; devices?: BenchDevices; flashAttn?: FlashAttnMode } = {}): BenchEngine {
   let file: GgufFile | undefined;
   let model: Model | undefined;
   let ctx: Context | undefined;
@@ -120,7 +124,7 @@ export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?
       // a simulated device's time comes from per-split timings (not per op: that would slow the wall clock)
       const simulated = (setup.devices ?? []).some((d) => d.kind === 'npu' || d.kind === 'sim');
       profiler = simulated ? new Profiler(false, false) : undefined;
-      ctx = await Context.create(model, { nCtx, nBatch, kvType: opts.kvType ?? 'f16', ...setup, profiler });
+      ctx = await Context.create(model, { nCtx, nBatch, kvType: opts.kvType ?? 'f16', flashAttn: opts.flashAttn ?? 'auto', ...setup, profiler });
       if (!ctx.sched.simulated) profiler = undefined;
     },
     async run(test, tokens) {
@@ -141,6 +145,7 @@ export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?
       return ms;
     },
     simulatedMs: () => lastSim,
+    flashAttn: () => ctx?.flashAttn,
     async close() { release(); },
   };
 }
@@ -235,6 +240,7 @@ export async function runBench(path: string, engines: BenchEngine[], o: RunBench
           n_prompt: test.kind === 'pp' ? test.n : 0, n_gen: test.kind === 'tg' ? test.n : 0, n_depth: test.depth ?? 0, reps: o.reps,
           avg_ms: ms.reduce((a, b) => a + b, 0) / Math.max(1, ms.length), samples_tps: tps,
           ...(sims[k]!.length ? { sim_tps: meanSd(sims[k]!.map((m) => (test.n * 1000) / m)).mean } : {}),
+          ...(e.flashAttn?.() !== undefined ? { flash_attn: e.flashAttn!()! } : {}),
         });
       });
     }

@@ -8,6 +8,7 @@ import { NPU_TARGETS } from '../backends/sim-npu/cost-model.js';
 import type { Device } from '../backends/backend.js';
 import type { SamplerParams } from '../runtime/sampler.js';
 import { DEFAULT_NUMERICS } from '../backends/numerics.js';
+import { FLASH_ATTN_MODES, type FlashAttnMode } from '../runtime/context.js';
 
 export function usage(message: string): UsageError {
   return new UsageError('USAGE', message);
@@ -64,6 +65,7 @@ export function samplerParams(v: Values): Partial<SamplerParams> {
 export const contextOptions: Options = {
   ctx: { type: 'string', short: 'c' },
   'kv-type': { type: 'string' },
+  'flash-attn': { type: 'string' },
   device: { type: 'string' },
   threads: { type: 'string', short: 't' },
   numerics: { type: 'string' },
@@ -75,6 +77,10 @@ export function contextHelp(): string {
   return `Context and device:
   -c, --ctx N                KV cache size in tokens (default min(4096, training context))
   --kv-type f16|f32          KV cache element type (default f16)
+  --flash-attn on|off|auto   flash attention, llama.cpp's -fa with its numerics (online softmax, f16 accumulator;
+                             no n_ctx x n_tokens score matrix). auto (default): on where the device prefers it;
+                             the reference and cpu devices run it when on, but auto leaves it off there (slower
+                             than their non-flash path: WASM emulates llama.cpp's FMAs and f16 roundings)
   --device NAME              compute device (${deviceNames().join(', ')}; default ${DEFAULT_DEVICE})
   -t, --threads N            threads for the cpu device (default: available cores)
   --numerics fast|exact      cpu matmul float order (default ${DEFAULT_NUMERICS}): fast (free-order Q8_0/Q4_0/Q4_K
@@ -88,6 +94,12 @@ export function numericsFrom(v: Values): 'exact' | 'fast' | undefined {
   const n = v.numerics as string | undefined;
   if (n !== undefined && n !== 'exact' && n !== 'fast') throw usage(`--numerics must be fast or exact, got "${n}"`);
   return n;
+}
+
+export function flashAttn(v: Values): FlashAttnMode {
+  const f = (v['flash-attn'] as string | undefined) ?? 'auto';
+  if (!(FLASH_ATTN_MODES as readonly string[]).includes(f)) throw usage(`--flash-attn must be on, off or auto, got "${f}"`);
+  return f as FlashAttnMode;
 }
 
 export function kvType(v: Values): 'f16' | 'f32' {

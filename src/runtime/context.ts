@@ -52,7 +52,9 @@ export interface ContextOptions {
   /**
    * llama.cpp's flash-attention numerics (online softmax, f16 accumulator; no n_ctx x n_tokens score matrix):
    * 'on', 'off' (this class's default: the non-flash numerics every caller had before), or 'auto': on when
-   * every device of the context declares `flashAttention` (the CLI's and the library's createContext default)
+   * every device of the context prefers it (Device.flashAttention 'preferred'; the CLI's and the library's
+   * createContext default). The reference and cpu devices support it without preferring it: on the cpu device
+   * llama.cpp's f16 accumulator and FMAs must be emulated in WASM, which is slower than its non-flash path.
    */
   flashAttn?: FlashAttnMode | boolean;
 }
@@ -65,7 +67,7 @@ export function resolveFlashAttn(mode: FlashAttnMode | boolean | undefined, devi
   if (mode === true || mode === 'on') return true;
   if (mode === undefined || mode === false || mode === 'off') return false;
   if (mode !== 'auto') throw new ContextError('BAD_ARGUMENT', `flashAttn must be 'on', 'off' or 'auto', got ${String(mode)}`);
-  return devices.length > 0 && devices.every((d) => d.flashAttention === true);
+  return devices.length > 0 && devices.every((d) => d.flashAttention === 'preferred');
 }
 
 /** One sequence's tokens in a decodeSeqs() batch, and which of their logits to return. */

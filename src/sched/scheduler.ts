@@ -112,7 +112,7 @@ interface Layout extends PlanKey {
 
 const tBytes = (t: TensorDesc) => tensorBytes(t, rowBytes);
 /** Can `d` run node `t`? Its own answer, and a multi-sequence attention only on a device that declares it understands one. */
-const supports = (d: Device, t: TensorDesc, g: Graph) => d.supportsOp(t, g) && (d.multiSequence === true || !multiSequence(t)) && (d.flashAttention === true || !flashAttention(t));
+const supports = (d: Device, t: TensorDesc, g: Graph) => d.supportsOp(t, g) && (d.multiSequence === true || !multiSequence(t)) && (d.flashAttention !== undefined || !flashAttention(t));
 const inputIdsOf = (g: Graph) => [g.inputs.tokens, g.inputs.positions, g.inputs.outputRows, ...(g.inputs.kvRows === undefined ? [] : [g.inputs.kvRows]), ...(g.inputs.batchRows === undefined ? [] : [g.inputs.batchRows])];
 const groupKey = (phase: Phase, nTokens: number, nOutputs: number) => `${phase}:${nTokens}:${nOutputs}`;
 

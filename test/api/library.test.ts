@@ -266,3 +266,28 @@ test('loading a model file does not block the event loop (a server answers /heal
     await model.close();
   }
 });
+
+test('flashAttn: on gives llama.cpp\'s flash-attention greedy tokens (parity-fa), off its plain ones; auto is off on the cpu device; bad values are typed', async () => {
+  // phi3-f16: llama.cpp's greedy continuation of its first sequence differs with flash attention on and off
+  const refFa = JSON.parse(readFileSync(fixture('parity-fa/phi3-f16.ref.json'), 'utf8')) as { sequences: { prompt: number[]; continuation: number[] }[] };
+  const refPlain = JSON.parse(readFileSync(fixture('parity/phi3-f16.ref.json'), 'utf8')) as typeof refFa;
+  assert.notDeepEqual(refFa.sequences[0]!.continuation, refPlain.sequences[0]!.continuation);
+  const model = await loadModel(fixture('parity/phi3-f16.gguf'), { threads: 1, numerics: 'exact' });
+  try {
+    for (const [mode, ref] of [['on', refFa], ['off', refPlain]] as const) {
+      const ctx = await model.createContext({ ctx: 256, flashAttn: mode });
+      assert.equal(ctx.flashAttn, mode === 'on');
+      for (const seq of ref.sequences) {
+        const r = await ctx.generate(seq.prompt, { maxTokens: seq.continuation.length, temperature: 0, ignoreEos: true }).result;
+        assert.deepEqual(r.tokens, seq.continuation, `flashAttn ${mode}`);
+      }
+      await ctx.close();
+    }
+    const auto = await model.createContext({ ctx: 64 });
+    assert.equal(auto.flashAttn, false, 'auto: the cpu device supports flash attention but does not prefer it');
+    await auto.close();
+    await assert.rejects(model.createContext({ flashAttn: 'yes' as never }), (e: unknown) => e instanceof UsageError && e.option === 'flashAttn');
+  } finally {
+    await model.close();
+  }
+});

@@ -280,3 +280,30 @@ export async function runParity(name: string, device: Device, tol: number, margi
 
 export const PARITY_TYPES = ['f32', 'f16', 'q8_0', 'q4_0', 'q4_k', 'q6_k', 'q4_k_m'];
 export const tolerance = (type: string) => (type === 'f32' || type === 'f16' ? 0.002 : 0.02);
+
+// ---- Flash attention (issue #15 item 1): ../shared/fixtures/parity-fa, made with llama.cpp's flash attention on.
+
+/**
+ * The CI-sized subset of the flash-attention parity suite: every architecture and every weight type of the fixtures
+ * at least once (a fixture per type, spread over the architectures; softcap: gemma2; SWA: gemma2/3/4; recurrent
+ * layers: lfm2, qwen35*; MoE: qwen3moe, qwen35moe). GGUF_EDGE_PARITY_FA=full (npm run test:parity-fa) runs all 90.
+ */
+export const FA_CI_SUBSET = [
+  'llama-f16', 'qwen2-q8_0', 'qwen3-q4_k', 'gemma2-f32', 'gemma3-q4_k_m', 'phi3-q6_k', 'smollm3-q4_0', 'lfm2-q8_0',
+  'qwen35-q4_k_m', 'qwen3moe-f32', 'gemma4-q4_0', 'qwen35moe-q8_0', 'llama-q5_k', 'qwen3-q3_k', 'llama-q5_k_m', 'qwen3-q3_k_m',
+  'llama-bf16', 'qwen3-q4_1', 'llama-q5_0', 'qwen3-q5_1', 'llama-iq4_nl', 'qwen3-iq4_xs', 'llama-q2_k', 'qwen3-q2_k_mix',
+];
+/**
+ * The cpu device's default ('fast') numerics with flash attention on, against parity-fa, per weight type: measured
+ * max abs probability error over all 90 fixtures plus ~5% (GGUF_EDGE_PARITY_FA=full prints them; 2026-12-02:
+ * q8_0 2.09e-2 phi3, q4_0 1.83e-2 gemma4, q4_k 1.01e-2 qwen3, q4_k_m 1.90e-2 qwen35moe, q3_k_m 5.96e-3 qwen3, bf16
+ * 2.71e-3, q4_1 1.40e-2, q5_0 2.33e-2, q5_1 1.17e-2, iq4_nl 1.08e-2, iq4_xs 2.06e-2, q2_k 2.42e-2, q2_k_mix 5.14e-2
+ * (llama)). The attention itself is llama.cpp's bits in both numerics (the exact half of fa.test.ts): what moves
+ * is the free-order matmul kernels' last bits, amplified as in cpu.test.ts, on other trajectories (with FA, q8_0
+ * and q4_k_m exceed CPU_FAST_TOL's 1.7e-2 / 1.3e-2 on phi3 / the qwen35 family).
+ */
+export const CPU_FAST_FA_TOL: Record<string, number> = {
+  f32: 0, f16: 0, q6_k: 0, q5_k: 0, q5_k_m: 0, q3_k: 0, q8_0: 2.2e-2, q4_0: 1.95e-2, q4_k: 1.07e-2, q4_k_m: 2.0e-2, q3_k_m: 6.3e-3,
+  bf16: 2.9e-3, q4_1: 1.5e-2, q5_0: 2.45e-2, q5_1: 1.25e-2, iq4_nl: 1.15e-2, iq4_xs: 2.2e-2, q2_k: 2.55e-2, q2_k_mix: 5.4e-2,
+};
+export const faFull = (): boolean => process.env.GGUF_EDGE_PARITY_FA === 'full';

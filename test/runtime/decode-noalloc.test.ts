@@ -28,25 +28,27 @@ v8.setFlagsFromString('--no-concurrent-recompilation');
 v8.setFlagsFromString('--no-concurrent-osr');
 
 
-for (const [name, numerics] of [['llama-q8_0', 'fast'], ['qwen3-q4_k_m', 'fast'], ['gemma2-q4_0', 'fast'], ['gemma3-q4_k_m', 'fast'],
+for (const [name, numerics, attn] of ([['llama-q8_0', 'fast'], ['qwen3-q4_k_m', 'fast'], ['gemma2-q4_0', 'fast'], ['gemma3-q4_k_m', 'fast'],
   ['lfm2-q4_0', 'fast'], ['qwen35-q8_0', 'fast'], ['qwen35-q4_k_m', 'fast'],
   ['qwen3-q4_k_m', 'exact'], ['gemma2-q4_k', 'exact'], ['gemma3-q4_0', 'exact'], ['lfm2-q4_k_m', 'exact'], ['qwen35-q4_k_m', 'exact'],
   ['qwen3moe-q4_k_m', 'fast'], ['qwen3moe-f32', 'fast'], ['qwen3moe-q8_0', 'exact'], ['smollm3-q4_0', 'fast'],
-  ['gemma4-q4_0', 'fast'], ['gemma4-q4_k_m', 'exact'], ['qwen35moe-q4_k_m', 'fast'], ['qwen35moe-q8_0', 'exact']] as const) {
-  test(`Context.decode, ${name} (${numerics}): 1,000 tokens allocate nothing`, async () => {
+  ['gemma4-q4_0', 'fast'], ['gemma4-q4_k_m', 'exact'], ['qwen35moe-q4_k_m', 'fast'], ['qwen35moe-q8_0', 'exact'],
+  // flash attention end to end (its kernels' cases: test/backends/cpu/decode-noalloc.test.ts, at one position)
+  ['qwen3-q4_k_m', 'fast', 'fa']] as const).map((e) => [e[0], e[1], (e as readonly string[])[2] ?? ''] as const)) {
+  test(`Context.decode, ${name} (${numerics}${attn ? `, ${attn}` : ''}): 1,000 tokens allocate nothing`, async () => {
     const device = numerics === 'fast' ? fast : exact;
     const file = openGguf(fixture(`parity/${name}.gguf`));
     try {
       const model = loadModel(file, { device });
       // room for the prompt, the warm-up and the 1,000 measured tokens
-      const ctx = new Context(model, { nCtx: 4096 + 1024 });
+      const ctx = new Context(model, { nCtx: 4096 + 1024, ...(attn ? { flashAttn: 'on' as const } : {}) });
       let logits = await ctx.decode([1, 2, 3, 4, 5]);
       const tok = [argmax(logits)];
       // one token: the context's synchronous path (it returns a promise already resolved)
       const step = () => { void ctx.decode(tok); tok[0] = argmax(logits); };
       logits = await ctx.decode(tok);
       const { grown, scavenges } = await probeAllocation(step, 15);
-      console.log(`# ${name} ${numerics}: new space +${grown} bytes over 1,000 tokens, ${scavenges} scavenges`);
+      console.log(`# ${name} ${numerics} ${attn}: new space +${grown} bytes over 1,000 tokens, ${scavenges} scavenges`);
       assert.equal(scavenges, 0, `${scavenges} young-generation collections during 1,000 decoded tokens`);
       assert.ok(grown < 10240, `the new space grew by ${grown} bytes over 1,000 decoded tokens`);
       ctx.close();

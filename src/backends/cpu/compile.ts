@@ -13,7 +13,7 @@ import * as ref from '../reference/ops.js';
 import { gatedDeltaNet, ssmConv } from '../reference/recurrent.js';
 import type { CpuBuffer } from './buffer.js';
 import { profiled, profileKey } from './profile.js';
-import { oneRowOrder, typeId, wasmAttention, wasmMatmul, wasmMatmulId } from './policy.js';
+import { oneRowOrder, typeId, wasmAttention, wasmFlashAttention, wasmMatmul, wasmMatmulId } from './policy.js';
 import * as moe from '../reference/moe.js';
 import { CpuRuntimeError } from './runtime/errors.js';
 import { rowBytesOf } from './runtime/layouts.js';
@@ -346,7 +346,7 @@ export class Compiler {
         return () => { rt.copy(xp, y, 4 * n); rt.rope(args); };
       }
       case 'attention': {
-        if (t.params.flash === true) return null; // (the WASM flash kernel comes next)
+        if (t.params.flash === true) return this.flashAttention(g, t, at);
         if (!wasmAttention(g, t)) return null;
         const pp = t.params, kc = src(1);
         const hd = pp.headDimK as number, nTok = t.shape[1]!, cacheSlots = kc.shape[1]!;
@@ -428,6 +428,34 @@ export class Compiler {
         }
         s += c;
       }
+    };
+  }
+
+  /**
+   * Flash attention in WASM (attn_flash): every token computed alike whatever the batch, so one dispatch serves a
+   * prompt batch, a decode step and several sequences' tokens (seqStride: the positions input holds cache rows).
+   */
+  private flashAttention(g: Graph, t: TensorDesc, at: (id: number) => Placement): (() => void) | null {
+    if (!wasmFlashAttention(g, t)) return null;
+    const rt = this.rt, pp = t.params, cacheSlots = g.tensors[t.src[1]!]!.shape[1]!, nTok = t.shape[1]!;
+    const hd = pp.headDimK as number, stride = (pp.seqStride as number | undefined) ?? 0;
+    const pos = this.i32(at(t.src[3]!), nTok);
+    rt.reserveAttentionFlash(hd);
+    const args: GgmlAttentionArgs = {
+      q: ptrOf(at(t.src[0]!)), k: ptrOf(at(t.src[1]!)), v: ptrOf(at(t.src[2]!)), out: ptrOf(at(t.id)), nTokens: nTok,
+      nHead: pp.nHead as number, nKvHead: pp.nHeadKv as number, headDim: hd, scale: pp.scale as number,
+      positions: ptrOf(at(t.src[3]!)), maxPos: 0, window: pp.window as number, softcap: (pp.softcap as number) || 0, seqStride: stride,
+    };
+    return () => {
+      let pairs = 0, maxPos = 0;
+      for (let i = 0; i < nTok; i++) {
+        const s = pos[i]!;
+        if (!(s >= 0 && s < cacheSlots)) throw positionError(t, s, cacheSlots);
+        pairs += (stride > 0 ? s % stride : s) + 1;
+        if (s > maxPos) maxPos = s;
+      }
+      args.maxPos = maxPos; args.pairs = pairs;
+      rt.attentionFlash(args);
     };
   }
 

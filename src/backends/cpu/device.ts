@@ -54,7 +54,7 @@ export async function createCpuDevice(opts: CpuDeviceOptions = {}): Promise<Devi
     bufferType: () => bt,
     supportsOp: () => true,
     multiSequence: true,
-    flashAttention: true,
+    flashAttention: 'supported',
     prefersOp: () => true,
     createBackend(): Backend {
       return {

@@ -61,6 +61,12 @@ export function oneRowOrder(wt: number, rows: number, nTok: number): boolean {
   return nTok >= 2 && (b === F32 || b === GgmlType.F16) && rows % 4 !== 0;
 }
 
+/** attn_flash computes this flash attention node (f16 caches, equal K/V head sizes, heads of 4k) */
+export function wasmFlashAttention(g: Graph, t: TensorDesc): boolean {
+  const kc = g.tensors[t.src[1]!]!, vc = g.tensors[t.src[2]!]!, p = t.params, hd = p.headDimK as number;
+  return kc.dtype === 'f16' && vc.dtype === 'f16' && hd === p.headDimV && hd % 4 === 0;
+}
+
 /** attn_ggml computes this attention node (f16 caches, equal K/V head sizes, heads of 16k; softcap or not) */
 export function wasmAttention(g: Graph, t: TensorDesc): boolean {
   const kc = g.tensors[t.src[1]!]!, p = t.params, hd = p.headDimK as number;

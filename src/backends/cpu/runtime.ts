@@ -141,6 +141,10 @@ export interface CpuRuntime {
   f32ToF16(x: number, y: number, n: number): void;
   /** attention as llama.cpp's CPU backend computes it without flash attention, bit for bit */
   attentionGgml(args: GgmlAttentionArgs): void;
+  /** attention as llama.cpp's CPU backend computes it with flash attention (f16 caches), bit for bit */
+  attentionFlash(args: GgmlAttentionArgs): void;
+  /** reserves attentionFlash's scratch for a head size */
+  reserveAttentionFlash(headDim: number): void;
   /** reserves attentionGgml's scratch for positions up to maxPos (and, given nKvHead, for batches), so later calls allocate nothing */
   reserveAttentionGgml(headDim: number, maxPos: number, nKvHead?: number): void;
   /** out[i] = row ids[i] of a (rows x cols) table of type wtype (any ggml type src/quant dequantizes, or a CpuLayout), as f32 */
@@ -301,6 +305,8 @@ class Runtime implements CpuRuntime {
   rope(r: RopeArgs): void { this.ropes.rope(r); }
   reserveAttentionGgml(headDim: number, maxPos: number, nKvHead = 0): void { this.attn.reserve(headDim, maxPos, nKvHead); }
   attentionGgml(p: GgmlAttentionArgs): void { this.attn.attentionGgml(p); }
+  attentionFlash(p: GgmlAttentionArgs): void { this.attn.attentionFlash(p); }
+  reserveAttentionFlash(headDim: number): void { this.attn.reserveFlash(headDim); }
 
   async close(): Promise<void> { await this.pool.close(); }
 }

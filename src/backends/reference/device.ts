@@ -155,7 +155,7 @@ export function referenceDevice(): Device {
     bufferType: () => bufferType,
     supportsOp: () => true,
     multiSequence: true,
-    flashAttention: true,
+    flashAttention: 'supported',
     prefersOp: () => true,
     createBackend(): Backend {
       return {

@@ -353,8 +353,8 @@ export function flashWorkspace(p: AttentionParams): FlashWorkspace {
  * scale is pre-divided by the cap, then cap·tanhf(s)); masked slots (outside [window start, own position])
  * skipped; online softmax in cache order with glibc expf: a new maximum rescales the f16 accumulator
  * (ggml_vec_scale_f16, rounded to f16), else vs = expf(s - M); VKQ = f16(fma(V_j, vs, VKQ)) per element
- * (ggml_vec_mad_f16: the AVX-512 FMA and the contracted scalar tail agree); S = fma(S, ms, vs) (GCC contracts
- * `S*ms + vs`); out = f32(VKQ) · f32(1/S). An f32 cache is cast to f16 first, as llama.cpp does before
+ * (ggml_vec_mad_f16: the AVX-512 FMA and the contracted scalar tail agree); S = S·ms + vs in two f32 roundings
+ * (not contracted: the fused form fails the f32 fixtures); out = f32(VKQ) · f32(1/S). An f32 cache is cast to f16 first, as llama.cpp does before
  * ggml_flash_attn_ext. A row's result depends on nothing but its own range, so batches, decode steps and
  * several sequences (stride > 0: row r sees rows from r - r % stride) are all computed alike. llama.cpp takes
  * other orders for >= 64 query rows (a tiled f32 GEMM) and for one-row decodes over >= 512 cells with several
@@ -395,7 +395,8 @@ export function flashAttention(q: Float32Array, nTok: number, rows: Int32Array, 
           const vv = f16 ? F16_TO_F32[(v as Uint16Array)[vo + i]!]! : F16_TO_F32[f32ToF16(v[vo + i]!)]!;
           vkq[i] = F16_TO_F32[f32ToF16(fmaf(vv, vs, vkq[i]!))]!;
         }
-        s = fmaf(s, ms, vs);
+        // not contracted in that build (measured: the fused form moves f32 fixtures' last bits)
+        s = Math.fround(Math.fround(s * ms) + vs);
       }
       const inv = s === 0 ? 0 : Math.fround(1 / s);
       const yo = t * dv * nHead + h * dv;

@@ -8,7 +8,7 @@ import { ggufEdgeEngine, runBench } from '../../bench/runner.js';
 import { SHAPES, SYNTHETIC_TYPES, parseSyntheticSpec } from '../../bench/shapes.js';
 import { syntheticCacheDir, syntheticModel } from '../../bench/synthetic.js';
 import { progress } from '../progress.js';
-import { PHASE_HELP, numericsFrom, phaseOptions, phaseSetup } from '../options.js';
+import { PHASE_HELP, flashAttn, numericsFrom, phaseOptions, phaseSetup } from '../options.js';
 import { DEFAULT_NUMERICS } from '../../backends/numerics.js';
 
 const realShapes = Object.keys(SHAPES).filter((s) => !s.startsWith('tiny-'));
@@ -37,6 +37,8 @@ Engine:
   --numerics fast|exact      cpu matmul float order (default ${DEFAULT_NUMERICS}; exact = llama.cpp's bits, slower)
   -b, --batch N              largest batch evaluated at once (default 512, llama-bench's n_ubatch)
   --kv-type f16|f32          KV cache element type (default f16)
+  --flash-attn on|off|auto   flash attention, llama-bench's -fa (default auto: on where the device prefers it,
+                             which the cpu device does not: see gguf-edge run --help); json rows carry flash_attn
 
 ${PHASE_HELP}
   --npu-target ax8850|htp    sim-npu: the NPU whose published figures set simulated time (default ax8850);
@@ -58,7 +60,7 @@ Model:
 Output:
   -o, --output md|json|csv   md: llama-bench style table (default); json: one array of
                              {test, threads, tps_mean, tps_sd, model_bytes, model, model_type,
-                              model_params, engine, device, n_prompt, n_gen, n_depth, reps, avg_ms, samples_tps,
+                              model_params, engine, device, n_prompt, n_gen, n_depth, reps, avg_ms, samples_tps, flash_attn,
                              sim_tps (only on runs that used a simulated device: simulated tokens/s)};
                              csv: one row per result with a header.
                              model_bytes is the file size; tps_* are tokens/s over the timed runs
@@ -110,6 +112,7 @@ export const command: Command = {
         numerics: { type: 'string' },
         batch: { type: 'string', short: 'b' },
         'kv-type': { type: 'string' },
+        'flash-attn': { type: 'string' },
         synthetic: { type: 'string' },
         seed: { type: 'string' },
         output: { type: 'string', short: 'o' },
@@ -160,7 +163,7 @@ export const command: Command = {
     let results;
     try {
       const engineDevice = label0 ? `${deviceName} (${label0})` : deviceName;
-      results = await runBench(path, [ggufEdgeEngine(path, engineDevice, { kvType, numerics: numericsFrom(values), devices: phased || deviceName !== defaultDeviceName() ? devices : undefined })], {
+      results = await runBench(path, [ggufEdgeEngine(path, engineDevice, { kvType, flashAttn: flashAttn(values), numerics: numericsFrom(values), devices: phased || deviceName !== defaultDeviceName() ? devices : undefined })], {
         pp, tg, depths, threads, reps, nBatch, noWarmup: !!values['no-warmup'], label, onProgress: (m) => status.show(m),
       });
     } finally {

@@ -6,7 +6,7 @@ import { loadModel } from '../../api/model.js';
 import { createSampler } from '../../runtime/sampler.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { structuredConstraint, type StructuredOutput, type TokenConstraint } from '../../grammar/index.js';
-import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, contextSize, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions } from '../options.js';
+import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, contextSize, flashAttn, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions } from '../options.js';
 import { Profiler } from '../../sched/profile.js';
 import { pickPhaseDevices } from '../../sched/policy.js';
 import { progress } from '../progress.js';
@@ -115,7 +115,7 @@ export const command: Command = {
       }
       const profiler = values.profile || values.trace !== undefined ? new Profiler(values.trace !== undefined) : undefined;
       const mctx = await model.createContext({
-        ctx: nCtx, kvType: kv, batch: nBatch, devices: setup.devices, prefillDevice, decodeDevice, offloadMinBatch: setup.offloadMinBatch, profiler,
+        ctx: nCtx, kvType: kv, flashAttn: flashAttn(values), batch: nBatch, devices: setup.devices, prefillDevice, decodeDevice, offloadMinBatch: setup.offloadMinBatch, profiler,
       });
       const ctx = mctx.runtime;
       const loadMs = performance.now() - tLoad;

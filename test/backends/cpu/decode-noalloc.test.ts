@@ -42,15 +42,18 @@ v8.setFlagsFromString('--no-concurrent-recompilation');
 v8.setFlagsFromString('--no-concurrent-osr');
 
 
-for (const [name, numerics] of [['qwen3-q4_k_m', 'fast'], ['llama-q8_0', 'fast'], ['gemma2-q4_0', 'fast'], ['gemma3-q4_k_m', 'fast'],
-  ['qwen3-q4_k_m', 'exact'], ['gemma2-q4_k', 'exact'], ['gemma3-q4_0', 'exact']] as const) {
-  test(`cpu device, ${name} (${numerics}): 1,000 decode steps allocate nothing`, async () => {
+for (const [name, numerics, attn] of ([['qwen3-q4_k_m', 'fast'], ['llama-q8_0', 'fast'], ['gemma2-q4_0', 'fast'], ['gemma3-q4_k_m', 'fast'],
+  ['qwen3-q4_k_m', 'exact'], ['gemma2-q4_k', 'exact'], ['gemma3-q4_0', 'exact'],
+  // flash attention: the attn_flash kernel (softcap: gemma2; sliding window: gemma3). (An f32 cache takes the
+  // reference flashAttention, whose glibc expf/tanhf calls box their doubles: not allocation-free, not covered.)
+  ['qwen3-q4_k_m', 'fast', 'fa'], ['gemma2-q4_0', 'fast', 'fa'], ['gemma3-q4_k_m', 'exact', 'fa'], ['lfm2-q4_0', 'fast', 'fa'], ['gemma4-q4_0', 'fast', 'fa']] as const).map((e) => [e[0], e[1], (e as readonly string[])[2] ?? ''] as const)) {
+  test(`cpu device, ${name} (${numerics}${attn ? `, ${attn}` : ''}): 1,000 decode steps allocate nothing`, async () => {
     const device = numerics === 'fast' ? fast : exact;
     const file = openGguf(fixture(`parity/${name}.gguf`));
     const rec = recordCalls(device);
     try {
       const model = loadModel(file, { device });
-      const ctx = new Context(model, { nCtx: 256 });
+      const ctx = new Context(model, { nCtx: 256, ...(attn ? { flashAttn: 'on' as const } : {}), });
       let logits = await ctx.decode([1, 2, 3, 4, 5]);
       logits = await ctx.decode([argmax(logits)]);
       rec.calls.length = 0;
@@ -59,7 +62,7 @@ for (const [name, numerics] of [['qwen3-q4_k_m', 'fast'], ['llama-q8_0', 'fast']
       assert.ok(step.length > 0, 'the decode step reached the cpu device');
       const run = () => { for (let i = 0; i < step.length; i++) void step[i]![0](step[i]![1], step[i]![2]); };
       const { grown, scavenges } = await probeAllocation(run, 20);
-      console.log(`# ${name} ${numerics}: ${step.length} splits, new space +${grown} bytes over 1,000 steps, ${scavenges} scavenges`);
+      console.log(`# ${name} ${numerics} ${attn}: ${step.length} splits, new space +${grown} bytes over 1,000 steps, ${scavenges} scavenges`);
       assert.equal(scavenges, 0, `${scavenges} young-generation collections during 1,000 decode steps`);
       assert.ok(grown < 10240, `the new space grew by ${grown} bytes over 1,000 decode steps`);
       ctx.close();

@@ -5,7 +5,7 @@ import { GgmlType, ggmlTypeName } from '../../../src/gguf/ggml-types.js';
 import { createCpuRuntime, activationTypeFor, CpuLayout, type CpuRuntime } from '../../../src/backends/cpu/index.js';
 import { BLOCK, randomWeights, rng } from './ref.js';
 import { dequantizeRow, f32ToF16, quantizeActivations, vecDot, vecDotType } from '../../../src/quant/index.js';
-import { attention as refAttention, softcap as refSoftcap } from '../../../src/backends/reference/ops.js';
+import { attention as refAttention, flashAttention as refFlash, flashWorkspace, softcap as refSoftcap } from '../../../src/backends/reference/ops.js';
 import { ropeCacheRow, ropeThetaScale } from '../../../src/backends/rope-cache.js';
 
 function quantizeAct(vt: number, x: Float32Array, n: number): Uint8Array {
@@ -323,6 +323,27 @@ for (const threads of [1, 2]) {
       rt.attentionGgml({ q: qp, k: kp, v: vp, out: op, nTokens: nTok, nHead, nKvHead: nKv, headDim: hd, scale, positions: pp, maxPos: nPos - 1, window });
       const want = new Float32Array(q.length);
       refAttention(q, nTok, pos, k16, v16, { nHead, nHeadKv: nKv, headDimK: hd, headDimV: hd, scale, softcap: 0, window }, want, nPos - 1);
+      assert.deepEqual(rt.f32(op, q.length), want);
+      rt.release(m);
+    });
+    }
+
+    // flash attention: [tokens, heads, kv heads, head size, cached rows before the batch, window, softcap, seqStride]
+    for (const [nTok, nHead, nKv, hd, kvBase, window, cap, stride] of [[3, 4, 2, 48, 5, 0, 0, 0], [1, 3, 3, 16, 0, 0, 0, 0], [2, 8, 2, 64, 37, 0, 0, 0], [1, 4, 1, 128, 200, 0, 0, 0], [9, 4, 2, 32, 0, 3, 0, 0], [6, 2, 1, 32, 3, 0, 50, 0], [1, 3, 1, 32, 9, 4, 30, 0], [2, 5, 1, 20, 4, 0, 0, 0], [5, 4, 2, 64, 70, 0, 0, 64], [33, 4, 1, 64, 300, 0, 0, 0]] as const) {
+    it(`flash attention equals the reference bit for bit (${nTok} tokens, ${nHead}/${nKv} heads, head ${hd}, ${kvBase} cached, window ${window}, softcap ${cap}, seqStride ${stride})`, () => {
+      const rnd = rng(29 + hd + nTok), nPos = kvBase + nTok + (stride ? 2 * stride : 0);
+      // large scores (x4) make the online softmax find new maxima late and underflow some weights
+      const q = randomF32(nTok * nHead * hd, rnd, 4);
+      const k16 = Uint16Array.from(randomF32(nPos * nKv * hd, rnd, 2), f32ToF16), v16 = Uint16Array.from(randomF32(nPos * nKv * hd, rnd, 3), f32ToF16);
+      // several sequences: tokens spread over three regions of `stride` rows
+      const pos = Int32Array.from({ length: nTok }, (_, t) => stride ? (t % 3) * stride + ((kvBase + t) % stride) : kvBase + t);
+      const m = rt.mark();
+      const qp = put(rt, q), kp = put(rt, k16), vp = put(rt, v16), pp = put(rt, new Uint8Array(pos.buffer)), op = rt.alloc(q.length * 4);
+      const scale = 1 / Math.sqrt(hd);
+      rt.attentionFlash({ q: qp, k: kp, v: vp, out: op, nTokens: nTok, nHead, nKvHead: nKv, headDim: hd, scale, positions: pp, maxPos: nPos - 1, window, softcap: cap, seqStride: stride });
+      const want = new Float32Array(q.length);
+      const params = { nHead, nHeadKv: nKv, headDimK: hd, headDimV: hd, scale, softcap: cap, window };
+      refFlash(q, nTok, pos, stride, k16, v16, params, want, flashWorkspace(params));
       assert.deepEqual(rt.f32(op, q.length), want);
       rt.release(m);
     });

@@ -49,6 +49,11 @@ export function ggmlAttnScratchBytes(headDim: number, maxPos: number): number {
   return alignUp((65 * headDim + maxPos + 1 + 32) * 4, 64);
 }
 
+/** attn_flash's scratch per thread: q rounded to f16 and the f16-exact accumulator (headDim f32 each) */
+export function flashAttnScratchBytes(headDim: number): number {
+  return alignUp(2 * headDim * 4, 64);
+}
+
 export class Attention {
   private readonly scratch: ScratchRegion;
   private readonly kv: ScratchRegion;
@@ -71,6 +76,40 @@ export class Attention {
     this.params.grow(abi.PARAM_BLOCK_BYTES);
     this.scratch.grow(ggmlAttnScratchBytes(headDim, maxPos) * this.threads);
     if (nKvHead) this.kv.grow(attnKvBytes(nKvHead, headDim, maxPos));
+  }
+
+  /** reserves attentionFlash's scratch for this head size */
+  reserveFlash(headDim: number): void {
+    this.params.grow(abi.PARAM_BLOCK_BYTES);
+    this.scratch.grow(flashAttnScratchBytes(headDim) * this.threads);
+  }
+
+  /**
+   * Attention with llama.cpp's flash-attention numerics (kernels/attention.ts attn_flash): no score matrix, the
+   * same arithmetic for a batch, a decode step or several sequences (seqStride: positions are cache rows).
+   * `maxPos` bounds the rows any token sees (it decides threading only).
+   */
+  attentionFlash(p: GgmlAttentionArgs): void {
+    const { nTokens, nHead, nKvHead, headDim } = p;
+    if (nHead % nKvHead) throw new CpuRuntimeError('BAD_SHAPE', `${nHead} heads do not share ${nKvHead} kv heads evenly`);
+    const items = nTokens * nHead;
+    const work = (p.pairs ?? nTokens * (p.maxPos + 1)) * nHead * headDim * 4;
+    const threads = work < this.minWork ? 1 : this.threads;
+    const slice = Math.ceil(items / threads);
+    const perThread = flashAttnScratchBytes(headDim);
+    const scr = this.scratch.grow(perThread * this.threads);
+    const pp = this.params.grow(abi.PARAM_BLOCK_BYTES);
+    const i32 = this.heap.i32All(), f32 = this.heap.f32All(), b = pp >> 2;
+    i32[b + (abi.AG_Q >> 2)] = p.q; i32[b + (abi.AG_Q_STRIDE >> 2)] = nHead * headDim * 4;
+    i32[b + (abi.AG_K >> 2)] = p.k; i32[b + (abi.AG_V >> 2)] = p.v; i32[b + (abi.AG_KV_STRIDE >> 2)] = nKvHead * headDim * 2;
+    i32[b + (abi.AG_OUT >> 2)] = p.out; i32[b + (abi.AG_OUT_STRIDE >> 2)] = nHead * headDim * 4;
+    i32[b + (abi.AG_N_HEAD >> 2)] = nHead; i32[b + (abi.AG_GQA >> 2)] = nHead / nKvHead; i32[b + (abi.AG_HEAD_DIM >> 2)] = headDim;
+    f32[b + (abi.AG_SCALE >> 2)] = p.scale; i32[b + (abi.AG_WINDOW >> 2)] = p.window; i32[b + (abi.AG_POSITIONS >> 2)] = p.positions;
+    i32[b + (abi.AG_SCRATCH >> 2)] = scr; i32[b + (abi.AG_SCRATCH_BYTES >> 2)] = perThread;
+    i32[b + (abi.AG_SLICE >> 2)] = slice; i32[b + (abi.AG_BATCH >> 2)] = 0;
+    f32[b + (abi.AG_SOFTCAP >> 2)] = p.softcap ?? 0;
+    i32[b + (abi.AG_SEQ_STRIDE >> 2)] = p.seqStride ?? 0; i32[b + (abi.AG_KV_BASE >> 2)] = 0;
+    this.pool.dispatch(KERNEL_INDEX.attn_flash, items, 1, work, pp);
   }
 
   attentionGgml(p: GgmlAttentionArgs): void {
