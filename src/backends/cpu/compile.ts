@@ -441,8 +441,10 @@ export class Compiler {
     const hd = pp.headDimK as number, stride = (pp.seqStride as number | undefined) ?? 0;
     const pos = this.i32(at(t.src[3]!), nTok);
     rt.reserveAttentionFlash(hd);
-    const args: GgmlAttentionArgs = {
-      q: ptrOf(at(t.src[0]!)), k: ptrOf(at(t.src[1]!)), v: ptrOf(at(t.src[2]!)), out: ptrOf(at(t.id)), nTokens: nTok,
+    // its own first property, so V8 gives these objects their own hidden classes: sharing attn_ggml's (whose
+    // multi-sequence runner adds fields later) made that runner allocate per step once both had run
+    const args: GgmlAttentionArgs & { flash: true } = {
+      flash: true, q: ptrOf(at(t.src[0]!)), k: ptrOf(at(t.src[1]!)), v: ptrOf(at(t.src[2]!)), out: ptrOf(at(t.id)), nTokens: nTok,
       nHead: pp.nHead as number, nKvHead: pp.nHeadKv as number, headDim: hd, scale: pp.scale as number,
       positions: ptrOf(at(t.src[3]!)), maxPos: 0, window: pp.window as number, softcap: (pp.softcap as number) || 0, seqStride: stride,
     };
