@@ -183,9 +183,14 @@ async function main(): Promise<number> {
   const inputLen = values['input-len'] !== undefined ? Number(values['input-len']) : positionals[0] ? 0 : 32;
   if (!Number.isInteger(inputLen) || inputLen < 0) throw new Error('--input-len must be a non-negative integer');
   let nVocab = 1000;
-  const promptOf = (i: number): Prompt => inputLen > 0
-    ? { tokens: Array.from({ length: inputLen }, (_, k) => 3 + ((i * 7919 + k * 104729) % Math.min(1000, nVocab - 3))) }
-    : { chat: PROMPTS[i % PROMPTS.length]! };
+  // distinct random prompts per request index (vLLM's random dataset: no two share a prefix the server could
+  // reuse). An earlier formula, (7919 i + 104729 k) mod 1000, gave the warm-up's prompts 1000 + i the same tokens
+  // as requests i, so the first level's prompts were already cached and its TTFT skipped the prefill.
+  const promptOf = (i: number): Prompt => {
+    if (inputLen === 0) return { chat: PROMPTS[i % PROMPTS.length]! };
+    let x = (Math.imul(i + 1, 2654435761) ^ 0x9e3779b9) >>> 0;
+    return { tokens: Array.from({ length: inputLen }, () => { x = (Math.imul(x, 1664525) + 1013904223) >>> 0; return 3 + ((x >>> 8) % Math.min(1000, nVocab - 3)); }) };
+  };
   const hardStop = setTimeout(() => { process.stderr.write('load: hard deadline reached\n'); process.exit(1); }, (maxSeconds * (levels.length + 1) + 120) * 1000);
   hardStop.unref();
   const tty = process.stderr.isTTY;
