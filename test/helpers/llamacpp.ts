@@ -1,6 +1,6 @@
 // llama.cpp itself, through node-llama-cpp's prebuilt CPU build from the optional peer setup (peers/,
 // `npm run setup:peers`): greedy generation as llama.cpp runs it, for tests that compare against it.
-import type { Token } from 'node-llama-cpp';
+import type { LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { importPeer } from '../../bench/peers.js';
 
 const nodeLlamaCpp = () => importPeer<typeof import('node-llama-cpp')>('node-llama-cpp');
@@ -8,13 +8,22 @@ async function getLlama() {
   const { getLlama: get, LlamaLogLevel } = await nodeLlamaCpp();
   return get({ gpu: false, build: 'never', skipDownload: true, logLevel: LlamaLogLevel.error });
 }
-/** llama.cpp's greedy tokens for `text` (BOS added, specials parsed) on the model at `path`. */
-export async function llamaGreedy(path: string, text: string, n: number): Promise<{ ids: number[]; text: string }> {
+/** Runs `fn` on one sequence of a fresh 256-cell, 1-thread, non-flash llama.cpp context over the model at `path`. */
+async function withSequence<T>(path: string, fn: (seq: LlamaContextSequence, model: LlamaModel) => Promise<T>): Promise<T> {
   const llama = await getLlama();
   const model = await llama.loadModel({ modelPath: path });
   const ctx = await model.createContext({ contextSize: 256, threads: 1, flashAttention: false });
   try {
-    const seq = ctx.getSequence();
+    return await fn(ctx.getSequence(), model);
+  } finally {
+    await ctx.dispose();
+    await model.dispose();
+    await llama.dispose();
+  }
+}
+/** llama.cpp's greedy tokens for `text` (BOS added, specials parsed) on the model at `path`. */
+export async function llamaGreedy(path: string, text: string, n: number): Promise<{ ids: number[]; text: string }> {
+  return withSequence(path, async (seq, model) => {
     // BOS as llama.cpp adds it for these models (add_bos), then the text with specials parsed
     const prompt = [model.tokens.bos!, ...model.tokenize(text, true)];
     const ids: number[] = [];
@@ -27,11 +36,7 @@ export async function llamaGreedy(path: string, text: string, n: number): Promis
       res = await seq.controlledEvaluate([[t, { generateNext: { token: true, options: { temperature: 0 } } }]]);
     }
     return { ids, text: model.detokenize(ids as unknown as Token[]) };
-  } finally {
-    await ctx.dispose();
-    await model.dispose();
-    await llama.dispose();
-  }
+  });
 }
 
 
@@ -43,11 +48,7 @@ export async function llamaGreedy(path: string, text: string, n: number): Promis
  * highest first.
  */
 export async function llamaShifted(path: string, tokens: number[], fill: number, keep: number, discard: number, steps: number, top = 10): Promise<[number, number][][]> {
-  const llama = await getLlama();
-  const model = await llama.loadModel({ modelPath: path });
-  const ctx = await model.createContext({ contextSize: 256, threads: 1, flashAttention: false });
-  try {
-    const seq = ctx.getSequence();
+  return withSequence(path, async (seq, model) => {
     const t = (x: number) => x as unknown as Token;
     await seq.controlledEvaluate(tokens.slice(0, fill).map(t));
     await seq.eraseContextTokenRanges([{ start: keep, end: keep + discard }]);
@@ -58,11 +59,7 @@ export async function llamaShifted(path: string, tokens: number[], fill: number,
       out.push([...probs.entries()].slice(0, top).map(([id, p]) => [id as unknown as number, p]));
     }
     return out;
-  } finally {
-    await ctx.dispose();
-    await model.dispose();
-    await llama.dispose();
-  }
+  });
 }
 
 /**
@@ -72,11 +69,7 @@ export async function llamaShifted(path: string, tokens: number[], fill: number,
  * ones shifted down (eraseContextTokenRanges: seq_rm + seq_add, llama.cpp's K-shift).
  */
 export async function llamaGreedyShifted(path: string, prompt: number[], nCtx: number, keep: number, n: number): Promise<number[]> {
-  const llama = await getLlama();
-  const model = await llama.loadModel({ modelPath: path });
-  const ctx = await model.createContext({ contextSize: 256, threads: 1, flashAttention: false });
-  try {
-    const seq = ctx.getSequence();
+  return withSequence(path, async (seq, model) => {
     const t = (x: number) => x as unknown as Token;
     const next = { generateNext: { token: true, options: { temperature: 0 } } };
     let res = await seq.controlledEvaluate([...prompt.slice(0, -1).map(t), [t(prompt[prompt.length - 1]!), next]]);
@@ -95,9 +88,5 @@ export async function llamaGreedyShifted(path: string, prompt: number[], nCtx: n
       cached++;
     }
     return ids;
-  } finally {
-    await ctx.dispose();
-    await model.dispose();
-    await llama.dispose();
-  }
+  });
 }
