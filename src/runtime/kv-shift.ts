@@ -38,7 +38,7 @@ export function cacheRopes(g: Graph, readF32: (name: string) => Float32Array): M
   return out;
 }
 
-// fmaHalfBits: fmaf(a, b, c) of f32 values as src/quant/rounding.ts computes it, written out in the hot loop so
+// fmaf(a, b, c) of f32 values as src/quant/rounding.ts computes it, written out in the hot loop so
 // no double is passed to a call (V8 boxes double arguments of calls it does not inline): the f64 sum rounded to
 // f32, an f32 midpoint after an inexact add moved towards the lost part, then the f32's bits to f16 (integers).
 const f64s = new Float64Array(1), u32s = new Uint32Array(f64s.buffer), f32s = new Float32Array(1), i32s = new Int32Array(f32s.buffer);
@@ -122,7 +122,7 @@ export class KvShifter {
       for (let i = 0; i < half; i++) {
         const i0 = neox ? b + i : b + 2 * i, i1 = neox ? b + i + half : b + 2 * i + 1;
         const x0 = f[h[s + i0]!]!, x1 = f[h[s + i1]!]!, cos = cs[2 * i]!, sin = cs[2 * i + 1]!;
-        // fmaf(x0, cos, -(x1 * sin)) and fmaf(x0, sin, x1 * cos) to f16, written out (see fmaHalfBits)
+        // fmaf(x0, cos, -(x1 * sin)) and fmaf(x0, sin, x1 * cos) to f16, written out (see the note above halfBits)
         // (short f16 mantissas make exact f64 midpoints common: the TwoSum term is written out too)
         const c0 = -Math.fround(x1 * sin), p0 = x0 * cos, s0 = p0 + c0;
         let r0 = Math.fround(s0);
