@@ -2,7 +2,8 @@
 // served by `gguf-edge web` loads stories260K from /model.gguf and generates llama.cpp's recorded greedy
 // tokens, the same as the Node CLI, cross-origin isolated (2 Web Worker threads) and not (1 thread); a
 // user's flow (type a prompt, press Enter, text streams in, tok/s shown); a local file through the file
-// input; cacheInOpfs resuming an interrupted download.
+// input; cacheInOpfs resuming an interrupted download; the same tokens through the webgpu device (Chromium's
+// WebGPU over SwiftShader, its software Vulkan), all on the GPU and as prefill-webgpu / decode-cpu.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -66,7 +67,8 @@ test('browser build: the demo page generates the Node CLI\'s (and llama.cpp\'s) 
   const want = reference.default.generated_ids.slice(0, N);
   const cli = cliRun();
   assert.deepEqual(cli.tokens, want, 'the Node CLI reproduces llama.cpp');
-  const browser = await launchChromium();
+  // --enable-unsafe-webgpu: Linux Chromium ships WebGPU behind it; with no GPU it runs on SwiftShader
+  const browser = await launchChromium(['--enable-unsafe-webgpu']);
   t.after(() => browser.close());
 
   for (const isolation of [true, false]) {
@@ -90,6 +92,29 @@ test('browser build: the demo page generates the Node CLI\'s (and llama.cpp\'s) 
         // the header by a Range request, then the tensors streamed from one ranged response
         const model = log.filter((q) => q.url === '/model.gguf');
         assert.deepEqual(model.map((q) => [q.range, q.status]), [['bytes=0-1048575', 206], ['bytes=1048576-', 206]]);
+        assert.deepEqual(errors, []);
+      } finally {
+        await page.close();
+        server.close();
+      }
+    });
+  }
+
+  for (const [device, plan] of [['webgpu', /^decode: webgpu \(\d+ ops\); prefill \d+ tokens: webgpu \(\d+ ops\)$/], ['webgpu-prefill', /^decode: cpu \(\d+ ops\); prefill \d+ tokens: webgpu \(\d+ ops\)$/]] as const) {
+    await t.test(`the webgpu device (${device === 'webgpu' ? 'all on the GPU' : 'prefill on the GPU, decode on the cpu'})`, async () => {
+      const { server, base } = await serve(true);
+      const page = await browser.context.newPage();
+      try {
+        const errors: string[] = [];
+        page.on('pageerror', (e) => errors.push(e.message));
+        await page.goto(`${base}?threads=2&device=${device}`);
+        assert.equal(await page.evaluate(() => !!navigator.gpu), true, 'navigator.gpu (Chromium with --enable-unsafe-webgpu)');
+        assert.equal(await page.locator('#device').inputValue(), device);
+        const r = await chatAsUser(page);
+        assert.deepEqual(r.tokens, want);
+        assert.equal(r.shown, cli.text);
+        assert.match(await page.locator('dd[data-key="device"]').textContent() ?? '', /^webgpu: WebGPU \(.+\); cpu: /);
+        assert.match(await page.locator('dd[data-key="plan"]').textContent() ?? '', plan);
         assert.deepEqual(errors, []);
       } finally {
         await page.close();

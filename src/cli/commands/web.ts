@@ -15,7 +15,9 @@ Headers: Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Polic
 isolation: SharedArrayBuffer, so the cpu device's Web Workers share one WebAssembly.Memory), Range requests
 (206/416, If-Range: the page reads the GGUF header first and streams the tensors), JavaScript/wasm MIME types.
 Query parameters of the page: ?model=URL (load it at start; the MODEL loads at start unless autoload=0),
-threads=N, ctx=N, numerics=fast|exact, opfs=1 (keep URL downloads in the Origin Private File System).
+threads=N, ctx=N, numerics=fast|exact, device=cpu|webgpu|webgpu-prefill (webgpu: every op the GPU has;
+webgpu-prefill: prompt batches on the GPU, decode on the cpu device; needs navigator.gpu), opfs=1 (keep URL
+downloads in the Origin Private File System).
 
 Options:
   --host ADDR         address to listen on (default 127.0.0.1: loopback only)

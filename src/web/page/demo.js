@@ -1,6 +1,6 @@
 // The demo page of `gguf-edge web`: the browser build's library API (loadModel, contexts, ChatSession)
 // driven from a plain page. Query parameters (for links and tests): ?model=URL loads it at start,
-// threads=N, ctx=N, numerics=fast|exact, opfs=1. `window.demo` exposes the state (the last reply's tokens
+// threads=N, ctx=N, numerics=fast|exact, device=cpu|webgpu|webgpu-prefill, opfs=1. `window.demo` exposes the state (the last reply's tokens
 // and timings) to scripts.
 import { loadModel, ChatSession } from './gguf-edge.js';
 
@@ -21,6 +21,12 @@ $('threads').disabled = !isolated;
 if (params.get('ctx')) $('ctx').value = params.get('ctx');
 if (params.get('numerics')) $('numerics').value = params.get('numerics');
 if (params.get('opfs') === '1') $('opfs').checked = true;
+// WebGPU needs navigator.gpu (a secure context: https or loopback); without it only the cpu device is offered
+const hasGpu = typeof navigator !== 'undefined' && !!navigator.gpu;
+for (const o of $('device').options) if (o.value !== 'cpu') o.disabled = !hasGpu;
+const wantDevice = params.get('device');
+if (wantDevice && [...$('device').options].some((o) => o.value === wantDevice && !o.disabled)) $('device').value = wantDevice;
+if (!hasGpu) $('env').textContent += ' No WebGPU here (navigator.gpu is missing): the cpu device only.';
 
 function setBusy(b) {
   demo.busy = b;
@@ -87,14 +93,20 @@ async function load(source, label) {
     if (demo.model) { await demo.model.close(); demo.model = demo.context = demo.chat = null; }
     const t0 = performance.now();
     const threads = Math.max(1, Number($('threads').value) || 1);
+    // 'webgpu': the GPU takes every op it has (the cpu device the rest); 'webgpu-prefill': prompt batches on
+    // the GPU, one-token decode steps on the cpu device (the scheduler's phase devices)
+    const choice = $('device').value;
     const model = await loadModel(source, {
+      device: choice === 'cpu' ? 'cpu' : 'webgpu',
       threads, numerics: $('numerics').value,
       cacheInOpfs: $('opfs').checked && typeof source === 'string',
       onProgress: progress,
     });
     const ctx = Math.max(16, Math.min(Number($('ctx').value) || 1024, model.contextLength));
     demo.model = model;
-    demo.context = await model.createContext({ ctx });
+    const [gpu] = model.runtime.devices.filter((d) => d.name === 'webgpu');
+    const phases = choice === 'webgpu-prefill' && gpu ? { prefillDevice: gpu, decodeDevice: model.runtime.device } : {};
+    demo.context = await model.createContext({ ctx, ...phases });
     demo.chat = null;
     $('mode').value = model.chatTemplate ? 'chat' : 'complete';
     demo.loadInfo = `${((performance.now() - t0) / 1000).toFixed(2)} s`;
