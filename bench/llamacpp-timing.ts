@@ -22,7 +22,7 @@ interface AddonContext {
 }
 
 export interface LlamaBenchTimer {
-  /** clears the sequence's KV cells (llama_memory_seq_rm(seq, -1, -1)) */
+  /** clears the sequence's cells (llama_memory_seq_rm(seq, 0, -1), as llama-bench's llama_memory_clear for one sequence) */
   clear(): void;
   /** drops the cells at positions >= pos (llama_memory_seq_rm(seq, pos, -1)): a depth filled once stays for the next run */
   truncate(pos: number): void;
@@ -47,7 +47,13 @@ export function llamaBenchTimer(ctx: LlamaContext, seq: LlamaContextSequence): L
   const a = addon as AddonContext;
   const one = new Uint32Array(1);
   return {
-    clear() { a.disposeSequence(id); },
+    // not disposeSequence (seq_rm(seq, -1, -1)): on a hybrid model (qwen35: attention + recurrent memory) a prompt
+    // decoded after that clear and a few one-token decodes left the sequence empty (max position -1, decode
+    // returning success); seq_rm(seq, 0, -1) clears the same cells and the next batch lands (probed on
+    // qwen3.5-0.8b:q4_k_m, llama.cpp v0.4.0: pp64, tg8, clear, pp64)
+    clear() {
+      if (!a.removeTokenCellsFromSequence(id, 0, -1)) throw new LlamaInternalsError('llama.cpp: clearing the sequence (llama_memory_seq_rm(seq, 0, -1)) failed');
+    },
     truncate(pos) {
       if (!a.removeTokenCellsFromSequence(id, pos, -1)) throw new LlamaInternalsError(`llama.cpp: removing the cells from position ${pos} on failed`);
     },
