@@ -5,14 +5,18 @@ import type { Sampler } from '../runtime/sampler.js';
 import type { Tokenizer } from '../tokenizer/index.js';
 import { UsageError } from './errors.js';
 import { abortedResult, generationLoop, type Engine, type GenerateResult, type TokenEvent } from './generation.js';
+import type { KvType } from '../graph/kv-type.js';
 import { buildSampler, type SamplingOptions } from './sampling.js';
 import { structuredConstraint } from '../grammar/index.js';
 
 export interface CreateContextOptions extends Partial<Omit<ContextOptions, 'nCtx' | 'kvType' | 'nBatch' | 'flashAttn'>> {
   /** KV cache size in tokens (default min(4096, the model's training context)) */
   ctx?: number;
-  /** KV cache element type (default 'f16') */
-  kvType?: 'f16' | 'f32';
+  /**
+   * KV cache element type, keys and values (default 'f16'): 'f32', or llama.cpp's quantized caches 'q8_0'
+   * (34 bytes per 32 values) and 'q4_0' (18 bytes), which need flash attention ('auto' turns it on, 'off' is refused)
+   */
+  kvType?: KvType;
   /** largest batch evaluated at once; a longer prompt is split (default 512) */
   batch?: number;
   /**
@@ -150,7 +154,7 @@ export class Generation implements AsyncIterable<TokenEvent> {
 
 export class ModelContext {
   readonly nCtx: number;
-  readonly kvType: 'f16' | 'f32';
+  readonly kvType: KvType;
   /** attention runs with flash attention (createContext's flashAttn, resolved) */
   readonly flashAttn: boolean;
   /** escape hatch: the runtime context (KV cache, scheduler, decode()) */

@@ -11,6 +11,7 @@ import { ChatFormatter, type ChatMessage, type RenderOptions } from '../tokenize
 import { tokenizerFromGguf, type Tokenizer } from '../tokenizer/index.js';
 import { ModelContext, type ContextHost, type CreateContextOptions } from './context.js';
 import { UsageError } from './errors.js';
+import { isKvType, isQuantizedKv, KV_TYPES } from '../graph/kv-type.js';
 import { completeSplit, openSource, parseAny, type ModelSource, type SourceProgress } from './source.js';
 
 export interface LoadModelOptions extends Omit<DeviceOptions, 'threads' | 'numerics'> {
@@ -136,8 +137,11 @@ export class Model {
     const { ctx, batch, kvType, flashAttn, ...advanced } = o;
     const nCtx = ctx ?? Math.min(4096, this.contextLength);
     if (!Number.isInteger(nCtx) || nCtx < 1) throw new UsageError('USAGE', `ctx must be a positive integer, got ${String(ctx)}`, 'ctx');
-    if (kvType !== undefined && kvType !== 'f16' && kvType !== 'f32') throw new UsageError('USAGE', `kvType must be 'f16' or 'f32', got ${String(kvType)}`, 'kvType');
+    if (kvType !== undefined && !isKvType(kvType)) throw new UsageError('USAGE', `kvType must be one of ${KV_TYPES.map((t) => `'${t}'`).join(', ')}, got ${String(kvType)}`, 'kvType');
     if (flashAttn !== undefined && flashAttn !== 'on' && flashAttn !== 'off' && flashAttn !== 'auto') throw new UsageError('USAGE', `flashAttn must be 'on', 'off' or 'auto', got ${String(flashAttn)}`, 'flashAttn');
+    if (kvType !== undefined && isQuantizedKv(kvType) && flashAttn === 'off') {
+      throw new UsageError('USAGE', `kvType '${kvType}' needs flash attention (llama.cpp refuses a quantized V cache without it): use flashAttn 'on' or 'auto'`, 'flashAttn');
+    }
     const nBatch = batch ?? 512;
     if (!Number.isInteger(nBatch) || nBatch < 1) throw new UsageError('USAGE', `batch must be a positive integer, got ${String(batch)}`, 'batch');
     const rt = await Context.create(this.runtime.model, { devices: this.runtime.devices, ...advanced, nCtx, kvType, nBatch, flashAttn: flashAttn ?? 'auto' });

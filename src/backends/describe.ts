@@ -10,7 +10,7 @@ const OP_SET: Record<Exclude<Op, 'none'>, true> = {
   get_rows: true, mul_mat: true, add: true, mul: true, scale: true, rms_norm: true, rope: true,
   swiglu: true, geglu: true, softcap: true, view_cols: true, kv_store: true, attention: true,
   view_blocks: true, scale_rows: true, silu: true, sigmoid: true, softplus: true, l2_norm: true, ssm_conv: true, gated_delta_net: true,
-  soft_max: true, top_k: true, moe_weights: true, mul_mat_id: true, moe_sum: true,
+  soft_max: true, top_k: true, moe_weights: true, mul_mat_id: true, moe_sum: true, hadamard: true,
 };
 export const COMPUTE_OPS = Object.keys(OP_SET) as Exclude<Op, 'none'>[];
 
@@ -79,6 +79,7 @@ function probes(nTok: number): { op: string; type?: number; graph: Graph; node: 
     return b.attention(x(b, hd * nHead), kc, vc, pos, { nHead, nHeadKv, headDimK: hd, headDimV: hd, scale: 0.125, softcap: 0, window: 0 }, []);
   });
   one('view_blocks', (b) => b.viewBlocks(x(b), 32, 32, 64, 4));
+  one('hadamard', (b) => b.hadamard(x(b), 64));
   one('silu', (b) => b.silu(x(b), hd));
   one('scale_rows', (b) => b.scaleRows(x(b), x(b, 1)));
   one('sigmoid', (b) => b.sigmoid(x(b)));

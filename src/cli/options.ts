@@ -9,6 +9,7 @@ import type { Device } from '../backends/backend.js';
 import type { SamplerParams } from '../runtime/sampler.js';
 import { DEFAULT_NUMERICS } from '../backends/numerics.js';
 import { FLASH_ATTN_MODES, type FlashAttnMode } from '../runtime/context.js';
+import { isKvType, isQuantizedKv, KV_TYPES, type KvType } from '../graph/kv-type.js';
 
 export function usage(message: string): UsageError {
   return new UsageError('USAGE', message);
@@ -76,11 +77,15 @@ export const contextOptions: Options = {
 export function contextHelp(): string {
   return `Context and device:
   -c, --ctx N                KV cache size in tokens (default min(4096, training context))
-  --kv-type f16|f32          KV cache element type (default f16)
+  --kv-type f16|f32|q8_0|q4_0
+                             KV cache element type, keys and values (default f16; llama.cpp's -ctk/-ctv).
+                             q8_0 (34 bytes per 32 values, ~53% of f16) and q4_0 (18 bytes, ~28%) are stored as
+                             llama.cpp quantizes them and need flash attention (auto turns it on; off is refused)
   --flash-attn on|off|auto   flash attention, llama.cpp's -fa with its numerics (online softmax, f16 accumulator;
-                             no n_ctx x n_tokens score matrix). auto (default): on where the device prefers it;
-                             the reference and cpu devices run it when on, but auto leaves it off there (slower
-                             than their non-flash path: WASM emulates llama.cpp's FMAs and f16 roundings)
+                             no n_ctx x n_tokens score matrix). auto (default): on where the device prefers it,
+                             or with a quantized --kv-type; the reference and cpu devices run it when on, but
+                             auto leaves it off there for f16/f32 caches (slower than their non-flash path: WASM
+                             emulates llama.cpp's FMAs and f16 roundings)
   --device NAME              compute device (${deviceNames().join(', ')}; default ${DEFAULT_DEVICE})
   -t, --threads N            threads for the cpu device (default: available cores)
   --numerics fast|exact      cpu matmul float order (default ${DEFAULT_NUMERICS}): fast (free-order Q8_0/Q4_0/Q4_K
@@ -102,9 +107,11 @@ export function flashAttn(v: Values): FlashAttnMode {
   return f as FlashAttnMode;
 }
 
-export function kvType(v: Values): 'f16' | 'f32' {
+/** --kv-type (keys and values); with a quantized type, --flash-attn off is refused (as llama.cpp does) */
+export function kvType(v: Values): KvType {
   const t = (v['kv-type'] as string | undefined) ?? 'f16';
-  if (t !== 'f16' && t !== 'f32') throw usage(`--kv-type must be f16 or f32, got "${t}"`);
+  if (!isKvType(t)) throw usage(`--kv-type must be one of ${KV_TYPES.join(', ')}, got "${t}"`);
+  if (isQuantizedKv(t) && v['flash-attn'] === 'off') throw usage(`--kv-type ${t} needs flash attention (llama.cpp: "quantized V cache requires flash_attn"): use --flash-attn on or auto`);
   return t;
 }
 

@@ -9,6 +9,8 @@
 // The op set is small on purpose (tinygrad-style): anything a new architecture needs is a
 // composition of these, and every backend implements exactly this list.
 
+import { quantizedCache } from './kv-type.js';
+
 export type Op =
   | 'none' // leaf: weight, input or state
   | 'get_rows' // src0: matrix (any weight type), src1: i32 ids -> f32 rows
@@ -24,6 +26,7 @@ export type Op =
   | 'view_cols' // columns [params.offset, params.offset + ne0) of every row of src0
   | 'kv_store' // src0: cache (state), src1: f32 [rowLen, nTok], src2: i32 cache rows (the positions, or inp_kv_rows); writes row src2[t]
   | 'attention' // src0: q [headDim*nHead, nTok], src1: k cache, src2: v cache, src3: i32 cache rows (see seqStride below)
+  | 'hadamard' // each run of params.n values times the orthonormal n x n Hadamard matrix (a quantized KV cache's rotation, kv-type.ts)
   | 'view_blocks' // per row: params.count blocks of params.block columns, from params.offset every params.stride
   | 'silu' // x * sigmoid(x) per row (ggml's SIMD order within rows)
   | 'sigmoid' // 1 / (1 + exp(-x))
@@ -199,6 +202,8 @@ export class GraphBuilder {
     // a row wider than the cache's would write into the next slot (and past the last one)
     need(cache.role === 'state' && x.shape[0] === cache.shape[0], 'kv_store', () => `${x.name} rows of ${x.shape[0]} into ${cache.name} rows of ${cache.shape[0]}`);
     need(pos.dtype === 'i32' && pos.shape[0] === (x.shape[1] ?? 1), 'kv_store', () => `${pos.shape[0]} positions for ${x.shape[1] ?? 1} rows`);
+    // a quantized cache stores whole 32-value blocks per row (ggml: ne0 % blck_size == 0)
+    need(!quantizedCache(cache) || cache.shape[0]! % 32 === 0, 'kv_store', () => `${cache.name} rows of ${cache.shape[0]} values are not whole 32-value blocks`);
     return this.add('kv_store', 'intermediate', 'f32', [0], [cache, x, pos], {}, name);
   }
   attention(q: TensorDesc, k: TensorDesc, v: TensorDesc, pos: TensorDesc, p: { nHead: number; nHeadKv: number; headDimK: number; headDimV: number; scale: number; softcap: number; window: number; seqStride?: number; flash?: boolean }, deps: TensorDesc[], name?: string): TensorDesc {
@@ -208,11 +213,20 @@ export class GraphBuilder {
     need(v.shape[0] === p.nHeadKv * p.headDimV && v.shape[1] === k.shape[1], 'attention', () => `${v.name} [${v.shape.join(', ')}] for ${p.nHeadKv} heads of ${p.headDimV} and ${k.shape[1]} slots`);
     need(pos.shape[0] === q.shape[1], 'attention', () => `${pos.shape[0]} positions for ${q.shape[1]} tokens`);
     need(p.seqStride === undefined || (isDim(p.seqStride) && k.shape[1]! % p.seqStride === 0), 'attention', () => `sequence regions of ${p.seqStride} rows in a cache of ${k.shape[1]}`);
+    // as llama.cpp: only flash attention reads a quantized cache, per head (whole blocks per head)
+    need(!(quantizedCache(k) || quantizedCache(v)) || p.flash === true, 'attention', () => `a quantized KV cache (${k.name}) needs flash attention`);
+    need(!quantizedCache(k) || p.headDimK % 32 === 0, 'attention', () => `a quantized K cache needs heads of a multiple of 32 values, got ${p.headDimK}`);
+    need(!quantizedCache(v) || p.headDimV % 32 === 0, 'attention', () => `a quantized V cache needs heads of a multiple of 32 values, got ${p.headDimV}`);
     // deps (the kv_store nodes) only order execution: attention must run after this batch's K/V are stored.
     const t = this.add('attention', 'intermediate', 'f32', [p.headDimV * p.nHead, q.shape[1]!], [q, k, v, pos, ...deps], { ...p }, name);
     return t;
   }
 
+  /** x with each run of n values (n a power of two dividing ne0) rotated by the normalized n x n Hadamard matrix */
+  hadamard(x: TensorDesc, n: number, name?: string): TensorDesc {
+    need(isDim(n) && (n & (n - 1)) === 0 && x.shape[0]! % n === 0, 'hadamard', () => `blocks of ${n} in rows of ${x.shape[0]}`);
+    return this.add('hadamard', 'intermediate', 'f32', [...x.shape], [x], { n }, name);
+  }
   viewBlocks(a: TensorDesc, offset: number, block: number, stride: number, count: number, name?: string): TensorDesc {
     const ok = Number.isSafeInteger(offset) && offset >= 0 && isDim(block) && isDim(count) && isDim(stride) && block <= stride && offset + (count - 1) * stride + block <= a.shape[0]!;
     need(ok, 'view_blocks', () => `${count} blocks of ${block} every ${stride} from ${offset} in rows of ${a.shape[0]}`);

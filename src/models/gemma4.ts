@@ -11,6 +11,7 @@
 // - Every layer runs over every token of the batch: llama.cpp keeps only the output rows after the final norm
 //   (embeddings_nextn_masked is off), which decides the kernels of the last layer's matmuls. Final softcap.
 import { GraphBuilder, type Graph, type TensorDesc } from '../graph/graph.js';
+import { kvDType, kvRotation } from '../graph/kv-type.js';
 import type { HParams } from './hparams.js';
 import type { ArchSpec, BuildOptions, WeightInfo } from './transformer.js';
 import { gemma2 } from './gemma2.js';
@@ -56,14 +57,19 @@ function buildGemma4(hp: HParams, weights: Map<string, WeightInfo>, o: BuildOpti
     const h = norm(x, w(`${p}.attn_norm.weight`));
     let q = b.mulMat(w(`${p}.attn_q.weight`), h, `${p}.attn_q`);
     q = b.rope(norm(q, w(`${p}.attn_q_norm.weight`), hd), pos, rp, factors);
+    // a quantized cache is stored rotated (kv-type.ts kvRotation), per cache: the SWA and the full layers' heads
+    const rot = kvRotation(o.kvType, hd, hd);
+    if (rot.k) q = b.hadamard(q, rot.k);
     let cache: { k: TensorDesc; v: TensorDesc; stores: TensorDesc[] };
     if (il < nKvLayers) {
       let k = b.mulMat(w(`${p}.attn_k.weight`), h, `${p}.attn_k`);
       let v = weights.has(`${p}.attn_v.weight`) ? b.mulMat(w(`${p}.attn_v.weight`), h, `${p}.attn_v`) : k;
       k = b.rope(norm(k, w(`${p}.attn_k_norm.weight`), hd), pos, rp, factors);
       v = b.rmsNorm(v, hp.eps, hd);
-      const kc = b.leaf(`cache_k_l${il}`, 'state', o.kvType, [hp.nHeadKv * hd, o.nCtx]);
-      const vc = b.leaf(`cache_v_l${il}`, 'state', o.kvType, [hp.nHeadKv * hd, o.nCtx]);
+      if (rot.k) k = b.hadamard(k, rot.k);
+      if (rot.v) v = b.hadamard(v, rot.v);
+      const kc = b.leaf(`cache_k_l${il}`, 'state', kvDType(o.kvType), [hp.nHeadKv * hd, o.nCtx]);
+      const vc = b.leaf(`cache_v_l${il}`, 'state', kvDType(o.kvType), [hp.nHeadKv * hd, o.nCtx]);
       cache = { k: kc, v: vc, stores: [b.kvStore(kc, k, pos), b.kvStore(vc, v, pos)] };
     } else {
       cache = caches[nKvLayers - (swa ? 2 : 1)]!;
@@ -73,6 +79,7 @@ function buildGemma4(hp: HParams, weights: Map<string, WeightInfo>, o: BuildOpti
       nHead: hp.nHead, nHeadKv: hp.nHeadKv, headDimK: hd, headDimV: hd, scale: 1, softcap: 0, window: swa ? hp.slidingWindow : 0,
       ...(o.flashAttn ? { flash: true } : {}),
     }, cache.stores);
+    if (rot.v) a = b.hadamard(a, rot.v);
     a = norm(b.mulMat(w(`${p}.attn_output.weight`), a, `${p}.attn_output`), w(`${p}.post_attention_norm.weight`));
     x = b.addT(a, x);
     const f = norm(x, w(`${p}.ffn_norm.weight`));

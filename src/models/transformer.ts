@@ -5,6 +5,7 @@
 // file has them, so the spec stays small.
 
 import { GraphBuilder, type Graph, type TensorDesc } from '../graph/graph.js';
+import { kvDType, kvRotation, type KvType } from '../graph/kv-type.js';
 import type { HParams } from './hparams.js';
 
 export interface WeightInfo {
@@ -38,7 +39,7 @@ export interface BuildOptions {
   nTokens: number;
   nOutputs: number;
   nCtx: number;
-  kvType: 'f16' | 'f32';
+  kvType: KvType;
   /**
    * Several sequences share the cache (nCtx = their regions of seqStride rows each): the graph gets the
    * inp_kv_rows input and its kv_store / attention nodes address rows with it (src/graph/graph.ts).
@@ -62,6 +63,7 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
   const pos = b.leaf('inp_pos', 'input', 'i32', [o.nTokens]);
   const outRows = b.leaf('inp_out_ids', 'input', 'i32', [o.nOutputs]);
   const kvRows = o.seqStride ? b.leaf('inp_kv_rows', 'input', 'i32', [o.nTokens]) : pos;
+  const rot = kvRotation(o.kvType, hp.headDimK, hp.headDimV);
   const seqs = { ...(o.seqStride ? { seqStride: o.seqStride } : {}), ...(o.flashAttn ? { flash: true } : {}) };
   const batchRows = o.seqStride ? b.leaf('inp_batch_rows', 'input', 'i32', [2]) : undefined;
   // which count of inp_batch_rows the matmuls' rows follow: the tokens', then (after the output gather) the outputs'
@@ -117,14 +119,18 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
     }
     const qs = spec.qScale(hp);
     if (qs !== 1) q = b.scale(q, qs);
-    const kc = b.leaf(`cache_k_l${il}`, 'state', o.kvType, [kw, o.nCtx]);
-    const vc = b.leaf(`cache_v_l${il}`, 'state', o.kvType, [vw, o.nCtx]);
+    // a quantized cache stores K and V rotated (kv-type.ts kvRotation; undone on the output below)
+    if (rot.k) { q = b.hadamard(q, rot.k); k = b.hadamard(k, rot.k); }
+    if (rot.v) v = b.hadamard(v, rot.v);
+    const kc = b.leaf(`cache_k_l${il}`, 'state', kvDType(o.kvType), [kw, o.nCtx]);
+    const vc = b.leaf(`cache_v_l${il}`, 'state', kvDType(o.kvType), [vw, o.nCtx]);
     const sk = b.kvStore(kc, k, kvRows);
     const sv = b.kvStore(vc, v, kvRows);
     let a = b.attention(q, kc, vc, kvRows, {
       nHead: hp.nHead, nHeadKv: hp.nHeadKv, headDimK: hp.headDimK, headDimV: hp.headDimV,
       scale: spec.kqScale(hp), softcap: hp.attnSoftcap, window: swa ? hp.slidingWindow : 0, ...seqs,
     }, [sk, sv]);
+    if (rot.v) a = b.hadamard(a, rot.v);
     if (gate) a = b.mul(a, b.sigmoid(gate));
     return linear(a, `${p}.attn_output`);
   };

@@ -21,7 +21,9 @@
 // declare multiSequence (the host devices); group-claiming accelerators are refused (UNSUPPORTED).
 
 import type { Device, DeviceBuffer, Phase, Placement } from '../backends/backend.js';
-import { DeviceError } from '../backends/backend.js';
+import { DeviceError, tensorBytes } from '../backends/backend.js';
+import { isKvType, isQuantizedKv, KV_TYPES, type KvType } from '../graph/kv-type.js';
+import { rowBytes } from '../gguf/ggml-types.js';
 import type { Graph, TensorDesc } from '../graph/graph.js';
 import { readTensorData } from '../gguf/reader.js';
 import { buildTransformer } from '../models/transformer.js';
@@ -33,7 +35,8 @@ import type { Model } from './model.js';
 export interface ContextOptions {
   /** KV cache size in tokens */
   nCtx: number;
-  kvType?: 'f16' | 'f32';
+  /** the cache's element type, keys and values (default f16); q8_0 / q4_0 need flash attention (kv-type.ts) */
+  kvType?: KvType;
   /** largest batch evaluated at once on devices without static shapes (a longer prompt is split) */
   nBatch?: number;
   /** devices in priority order, the host (supports every op) last; default: the device holding the weights */
@@ -62,9 +65,14 @@ export interface ContextOptions {
 export type FlashAttnMode = 'on' | 'off' | 'auto';
 export const FLASH_ATTN_MODES: readonly FlashAttnMode[] = ['on', 'off', 'auto'];
 
-/** flashAttn as a Context resolves it for its devices */
-export function resolveFlashAttn(mode: FlashAttnMode | boolean | undefined, devices: readonly Device[]): boolean {
+/** flashAttn as a Context resolves it for its devices and KV type (a quantized cache turns 'auto' on and refuses 'off') */
+export function resolveFlashAttn(mode: FlashAttnMode | boolean | undefined, devices: readonly Device[], kvType: KvType = 'f16'): boolean {
   if (mode === true || mode === 'on') return true;
+  if (isQuantizedKv(kvType)) {
+    if (mode === 'auto' || mode === undefined) return true;
+    // llama.cpp: "quantized V cache requires flash_attn"; its K-only quantized cache (non-flash K·Q) is not built here
+    throw new ContextError('BAD_ARGUMENT', `a ${kvType} KV cache needs flash attention (as llama.cpp's quantized cache does): use flashAttn 'on' or 'auto', not ${String(mode)}`);
+  }
   if (mode === undefined || mode === false || mode === 'off') return false;
   if (mode !== 'auto') throw new ContextError('BAD_ARGUMENT', `flashAttn must be 'on', 'off' or 'auto', got ${String(mode)}`);
   return devices.length > 0 && devices.every((d) => d.flashAttention === 'preferred');
@@ -106,13 +114,13 @@ interface KvLeaf {
   primary: number;
 }
 
-const stateBytes = (t: TensorDesc) => t.shape.reduce((a, b) => a * b, 1) * (t.dtype === 'f16' ? 2 : 4);
+const stateBytes = (t: TensorDesc) => tensorBytes(t, rowBytes);
 
 const planKeyNum = (k: PlanKey, cap: number) => (((k.accel ? 1 : 0) * 2 + (k.phase === 'decode' ? 1 : 0)) * (cap + 1) + k.nTokens) * (cap + 1) + k.nOutputs;
 
 export class Context {
   readonly nCtx: number;
-  readonly kvType: 'f16' | 'f32';
+  readonly kvType: KvType;
   /** attention runs with llama.cpp's flash-attention numerics (ContextOptions.flashAttn resolved) */
   readonly flashAttn: boolean;
   readonly nBatch: number;
@@ -178,7 +186,12 @@ export class Context {
     this.seqStride = nSeq > 1 ? Math.ceil(this.seqCtx / 64) * 64 : 0;
     this.past = new Int32Array(nSeq);
     this.seqRun = new Int32Array(nSeq);
-    this.kvType = opts.kvType ?? 'f16';
+    const kvType = opts.kvType ?? 'f16';
+    if (!isKvType(kvType)) throw new ContextError('BAD_ARGUMENT', `kvType must be one of ${KV_TYPES.join(', ')}, got ${String(kvType)}`);
+    if (isQuantizedKv(kvType) && (hp.headDimK % 32 !== 0 || hp.headDimV % 32 !== 0)) {
+      throw new ContextError('UNSUPPORTED', `a ${kvType} KV cache stores heads in 32-value blocks; ${hp.arch}'s heads have ${hp.headDimK} / ${hp.headDimV} values`);
+    }
+    this.kvType = kvType;
     this.nBatch = Math.max(1, Math.min(Math.floor(opts.nBatch ?? 512), this.nCtx));
     this.seqPerm = new Int32Array(this.nBatch);
     this.nVocab = hp.nVocab;
@@ -186,7 +199,7 @@ export class Context {
     this.profiler = opts.profiler;
     const weightDevice = model.placements.values().next().value?.device;
     const devices = opts.devices ?? (weightDevice ? [weightDevice] : []);
-    this.flashAttn = resolveFlashAttn(opts.flashAttn, devices);
+    this.flashAttn = resolveFlashAttn(opts.flashAttn, devices, this.kvType);
     this.sched = new Scheduler({
       devices, weights: { get: (t) => model.placements.get(t.name) },
       phaseDevice: { prefill: opts.prefillDevice, decode: opts.decodeDevice },

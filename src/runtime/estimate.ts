@@ -3,10 +3,11 @@
 // and state come from the model's own graph (its 'state' leaves: a leaf whose size grows with the context is
 // KV, one that does not is recurrent state), so a new architecture's caches are counted without a table;
 // the arena is the scheduler's plan for the worst cases a Context reserves (decode, a full batch).
-import type { Device } from '../backends/backend.js';
-import { ggmlTypeName } from '../gguf/ggml-types.js';
+import { tensorBytes, type Device } from '../backends/backend.js';
+import { ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
 import { metaString, type GgufFile } from '../gguf/reader.js';
-import { nElements, type Graph } from '../graph/graph.js';
+import { type Graph } from '../graph/graph.js';
+import { isQuantizedKv, type KvType } from '../graph/kv-type.js';
 import { readHParams } from '../models/hparams.js';
 import { archSpec, supportedArchitectures } from '../models/index.js';
 import { GgufError } from '../gguf/errors.js';
@@ -26,7 +27,7 @@ export interface ModelSummary {
 export interface MemoryEstimate {
   n_ctx: number;
   n_batch: number;
-  kv_type: 'f16' | 'f32';
+  kv_type: KvType;
   weights: number;
   kv: number;
   kv_bytes_per_token: number;
@@ -49,14 +50,13 @@ export function summarize(f: GgufFile): ModelSummary {
   return { params, weight_bytes: bytes, types: [...by.values()].sort((a, b) => b.bytes - a.bytes) };
 }
 
-const elemBytes = (d: Graph['tensors'][number]['dtype']) => (d === 'f16' ? 2 : 4);
-const stateSizes = (g: Graph) => new Map(g.tensors.filter((t) => t.role === 'state').map((t) => [t.name, nElements(t) * elemBytes(t.dtype)]));
+const stateSizes = (g: Graph) => new Map(g.tensors.filter((t) => t.role === 'state').map((t) => [t.name, tensorBytes(t, rowBytes)]));
 
 /**
  * The memory a run with `nCtx` / `nBatch` needs. Throws the loader's typed errors for a model it cannot run
  * (unsupported architecture, bad hyperparameters or tensors).
  */
-export function estimateMemory(f: GgufFile, o: { nCtx: number; nBatch?: number; kvType?: 'f16' | 'f32'; device: Device }): MemoryEstimate {
+export function estimateMemory(f: GgufFile, o: { nCtx: number; nBatch?: number; kvType?: KvType; device: Device }): MemoryEstimate {
   const arch = metaString(f, 'general.architecture');
   const spec = arch !== undefined ? archSpec(arch) : undefined;
   if (!spec) throw new GgufError('UNSUPPORTED_ARCH', `architecture "${arch ?? '(none)'}" is not supported (supported: ${supportedArchitectures.join(', ')})`, f.name, undefined, { key: 'general.architecture', found: arch });
@@ -66,7 +66,7 @@ export function estimateMemory(f: GgufFile, o: { nCtx: number; nBatch?: number; 
   const nCtx = o.nCtx;
   const nBatch = Math.max(1, Math.min(Math.floor(o.nBatch ?? 512), nCtx));
   const weights = new Map<string, WeightInfo>(f.tensors.map((t) => [t.name, { dtype: t.type, dims: t.dims }]));
-  const graph = (nTokens: number, nOutputs: number, ctx = nCtx) => buildTransformer(spec, hp, weights, { nTokens, nOutputs, nCtx: ctx, kvType });
+  const graph = (nTokens: number, nOutputs: number, ctx = nCtx) => buildTransformer(spec, hp, weights, { nTokens, nOutputs, nCtx: ctx, kvType, flashAttn: isQuantizedKv(kvType) });
   const decode = graph(1, 1);
   const at = stateSizes(decode);
   const next = stateSizes(graph(1, 1, nCtx + 1));

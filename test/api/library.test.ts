@@ -291,3 +291,21 @@ test('flashAttn: on gives llama.cpp\'s flash-attention greedy tokens (parity-fa)
     await model.close();
   }
 });
+
+test('kvType q8_0: llama.cpp\'s greedy tokens with a q8_0 KV cache (parity-kvq8), flash attention on by auto, off refused', async () => {
+  const ref = JSON.parse(readFileSync(fixture('parity-kvq8/phi3-f16.ref.json'), 'utf8')) as { sequences: { prompt: number[]; continuation: number[] }[] };
+  const model = await loadModel(fixture('parity/phi3-f16.gguf'), { threads: 1, numerics: 'exact' });
+  try {
+    const ctx = await model.createContext({ ctx: 256, kvType: 'q8_0' });
+    assert.equal(ctx.kvType, 'q8_0');
+    assert.equal(ctx.flashAttn, true, 'auto turns flash attention on for a quantized cache');
+    for (const seq of ref.sequences) {
+      const r = await ctx.generate(seq.prompt, { maxTokens: seq.continuation.length, temperature: 0, ignoreEos: true }).result;
+      assert.deepEqual(r.tokens, seq.continuation);
+    }
+    await ctx.close();
+    await assert.rejects(model.createContext({ kvType: 'q8_0', flashAttn: 'off' }), (e: unknown) => e instanceof UsageError && e.option === 'flashAttn' && /flash attention/.test((e as Error).message));
+  } finally {
+    await model.close();
+  }
+});

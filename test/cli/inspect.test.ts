@@ -17,7 +17,7 @@ import { fixture, repoRoot } from '../helpers/fixtures.js';
 const bin = resolve(repoRoot, 'bin/gguf-edge.js');
 const cli = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
 
-for (const [name, nCtx, nBatch, kv] of [['models/stories260K.gguf', 256, 64, 'f16'], ['models/TinyStories-656K-Q8_0.gguf', 300, 512, 'f32']] as const) {
+for (const [name, nCtx, nBatch, kv] of [['models/stories260K.gguf', 256, 64, 'f16'], ['models/TinyStories-656K-Q8_0.gguf', 300, 512, 'f32'], ['parity/llama-f16.gguf', 256, 64, 'q8_0']] as const) {
   test(`inspect ${name} -c ${nCtx} -b ${nBatch} --kv-type ${kv}: counts, llama.cpp's KV size, and what a Context allocates`, async () => {
     const r = cli('inspect', fixture(name), '--json', '-c', String(nCtx), '-b', String(nBatch), '--kv-type', kv);
     assert.equal(r.status, 0, r.stderr);
@@ -31,9 +31,10 @@ for (const [name, nCtx, nBatch, kv] of [['models/stories260K.gguf', 256, 64, 'f1
     // llama.cpp's KV cache size from the metadata
     const m = (k: string) => Number(f.metadata.get(`llama.${k}`));
     const nEmbdGqa = (m('embedding_length') / m('attention.head_count')) * (m('attention.head_count_kv') || m('attention.head_count'));
-    const eb = kv === 'f16' ? 2 : 4;
-    assert.equal(o.summary.memory.kv, nCtx * m('block_count') * 2 * nEmbdGqa * eb);
-    assert.equal(o.summary.memory.kv_bytes_per_token, m('block_count') * 2 * nEmbdGqa * eb);
+    // bytes per cached row: f16 2 per value, f32 4, q8_0 34 per block of 32 (ggml_row_size)
+    const rowBytes = kv === 'q8_0' ? (nEmbdGqa / 32) * 34 : nEmbdGqa * (kv === 'f16' ? 2 : 4);
+    assert.equal(o.summary.memory.kv, nCtx * m('block_count') * 2 * rowBytes);
+    assert.equal(o.summary.memory.kv_bytes_per_token, m('block_count') * 2 * rowBytes);
     assert.equal(o.summary.memory.state, 0);
     // what a run on the reference device really allocates
     const device = await getDevice('reference');

@@ -18,6 +18,7 @@ import { loadModel } from '../../src/runtime/model.js';
 import { archSpec } from '../../src/models/index.js';
 import { fixture, fixturesDir } from './fixtures.js';
 import { glibcExpf } from './llamacpp-probs.js';
+import type { KvType } from '../../src/graph/kv-type.js';
 
 export interface RefStep { token: number; top: [number, number][] }
 export interface RefSequence { prompt: number[]; continuation: number[]; steps: RefStep[]; prompt_top: [number, number][][] }
@@ -79,7 +80,7 @@ export const distCount = (ref: RefFile): number => ref.sequences.reduce((n, s) =
  * Our logits for every distribution `ref` records, in order. The logits array is only valid until the next
  * iteration (the context reuses it).
  */
-export async function* distributions(model: Model, ref: RefFile, kvType: 'f16' | 'f32' = 'f16', ctxOpts: Partial<ContextOptions> = {}): AsyncGenerator<Dist> {
+export async function* distributions(model: Model, ref: RefFile, kvType: KvType = 'f16', ctxOpts: Partial<ContextOptions> = {}): AsyncGenerator<Dist> {
   const ctx = new Context(model, { nCtx: 256, kvType, ...ctxOpts });
   const nv = model.hp.nVocab;
   try {
@@ -245,7 +246,7 @@ export interface ParityReport {
  * `ctxOpts`: more context options (e.g. another device for prefill: the rule and tolerances stay the same).
  * The model is loaded on `device`.
  */
-export async function runParity(name: string, device: Device, tol: number, margin = MARGIN, kvType: 'f16' | 'f32' = 'f16', ctxOpts: Partial<ContextOptions> = {}): Promise<ParityReport> {
+export async function runParity(name: string, device: Device, tol: number, margin = MARGIN, kvType: KvType = 'f16', ctxOpts: Partial<ContextOptions> = {}): Promise<ParityReport> {
   const ref = readRef(name);
   const file = openGguf(fixture(`parity/${name}.gguf`));
   const model = loadModel(file, { device });
@@ -307,3 +308,25 @@ export const CPU_FAST_FA_TOL: Record<string, number> = {
   bf16: 2.9e-3, q4_1: 1.5e-2, q5_0: 2.45e-2, q5_1: 1.25e-2, iq4_nl: 1.15e-2, iq4_xs: 2.2e-2, q2_k: 2.55e-2, q2_k_mix: 5.4e-2,
 };
 export const faFull = (): boolean => process.env.GGUF_EDGE_PARITY_FA === 'full';
+
+/**
+ * The CI-sized subset of the quantized-KV parity suite (parity-kvq8, q8_0 K and V, flash attention on): heads of 32
+ * (no rotation) and of 64 / 128 (llama.cpp's Hadamard rotation of a quantized cache), softcap and SWA (gemma2),
+ * recurrent layers beside q8_0 attention (qwen35), gemma4's SWA / full caches of two head sizes.
+ * GGUF_EDGE_PARITY_KVQ=full (npm run test:parity-kvq) runs all 18.
+ */
+export const KVQ_CI_SUBSET = ['llama-f16', 'qwen3-f16', 'gemma2-f16', 'qwen35-q4_k_m', 'gemma4-q4_k_m'];
+export const kvqFull = (): boolean => process.env.GGUF_EDGE_PARITY_KVQ === 'full';
+/** parity-kvq8 fixtures the reference device reproduces bit for bit (the others: KVQ_REF_TOL) */
+export const KVQ_BIT_EXACT = ['llama-f16', 'qwen2-f16', 'phi3-f16', 'qwen35-q4_k_m'];
+/**
+ * The reference device (and the cpu device in exact numerics, bit-identical with it) against parity-kvq8: measured
+ * max abs probability error per fixture plus ~50% (2026-12-02). Not all bits yet: sporadic last-bit differences
+ * in the attention output remain (also in gemma2-f16, whose heads of 32 are not rotated), which q8/q8_K
+ * activations mostly absorb (the q4_k_m fixtures: ~1e-7) and the f16 weights carry on (gemma3-f16).
+ */
+export const KVQ_REF_TOL: Record<string, number> = {
+  'gemma2-f16': 1e-5, 'gemma2-q4_k_m': 1e-6, 'gemma3-f16': 2.4e-3, 'gemma3-q4_k_m': 6e-7, 'gemma4-q4_k_m': 1.35e-2,
+  'lfm2-q4_k_m': 2e-7, 'llama-q4_k_m': 4e-7, 'phi3-q4_k_m': 3e-7, 'qwen2-q4_k_m': 4e-7, 'qwen3-f16': 3e-5,
+  'qwen3-q4_k_m': 4e-7, 'qwen35moe-q4_k_m': 8e-7, 'qwen3moe-q4_k_m': 5.2e-4, 'smollm3-q4_k_m': 7e-7,
+};

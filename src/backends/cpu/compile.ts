@@ -15,6 +15,8 @@ import type { CpuBuffer } from './buffer.js';
 import { profiled, profileKey } from './profile.js';
 import { oneRowOrder, typeId, wasmAttention, wasmFlashAttention, wasmMatmul, wasmMatmulId } from './policy.js';
 import * as moe from '../reference/moe.js';
+import { flashAttentionKvq, hadamardRows, kvCacheView, kvqWorkspace, kvStoreQuant } from '../reference/attention-kvq.js';
+import { quantizedCache } from '../../graph/kv-type.js';
 import { CpuRuntimeError } from './runtime/errors.js';
 import { rowBytesOf } from './runtime/layouts.js';
 import type { CpuRuntime, GgmlAttentionArgs, RopeArgs } from './runtime.js';
@@ -122,6 +124,9 @@ export function checkNode(g: Graph, t: TensorDesc, at: (id: number) => Placement
       if (t.src.length > 2) need(nElements(src(2)) >= nDims / 2, `${nElements(src(2))} frequency factors for ${nDims / 2} pairs`);
       break;
     }
+    case 'hadamard':
+      need(nElements(src(0)) === n && n % (t.params.n as number) === 0, `input of ${nElements(src(0))} values in blocks of ${t.params.n}`);
+      break;
     case 'silu': case 'sigmoid': case 'softplus': case 'l2_norm': {
       need(nElements(src(0)) >= n, `input of ${nElements(src(0))} values for a result of ${n}`);
       const rowLen = t.params.rowLen as number | undefined;
@@ -321,6 +326,7 @@ export class Compiler {
       }
       case 'kv_store': {
         const cache = src(0), x = src(1);
+        if (quantizedCache(cache)) return null; // (the reference store, bound below)
         const row = x.shape[0]!, nTok = x.shape[1]!, f16 = cache.dtype === 'f16', cacheSlots = cache.shape[1] ?? 1;
         const pos = this.i32(at(t.src[2]!), nTok), xp = p(1), cp = p(0);
         return () => {
@@ -538,8 +544,28 @@ export class Compiler {
         const a = in32(0), b = in32(1), yv = out();
         return () => ref.geglu(a, b, n, yv);
       }
+      case 'kv_store': {
+        // a quantized cache: each row through its type's from_float (attention-kvq.ts)
+        const cache = src(0), x = src(1), row = x.shape[0]!, nTok = x.shape[1] ?? 1, slots = cache.shape[1]!;
+        const cv = new Uint8Array(this.rt.memory.buffer, ptrOf(at(cache.id)), tensorBytes(cache)), xv = in32(1), pos = this.i32(at(t.src[2]!), nTok);
+        const type = cache.dtype as number;
+        return () => {
+          for (let i = 0; i < nTok; i++) if (!(pos[i]! >= 0 && pos[i]! < slots)) throw positionError(t, pos[i]!, slots);
+          kvStoreQuant(cv, type, xv, row, nTok, pos);
+        };
+      }
       case 'attention': {
         const q = src(0), kc = src(1), vc = src(2), nTok = q.shape[1] ?? 1, slots = kc.shape[1]!;
+        if (quantizedCache(kc) || quantizedCache(vc)) {
+          const view = (c: TensorDesc) => kvCacheView(typeId(c), new Uint8Array(this.rt.memory.buffer, ptrOf(at(c.id)), tensorBytes(c)));
+          const qv = in32(0), kv = view(kc), vv = view(vc), pos = this.i32(at(t.src[3]!), nTok), yv = out();
+          const params = t.params as unknown as ref.AttentionParams, ws = kvqWorkspace(params);
+          const stride = (t.params.seqStride as number | undefined) ?? 0;
+          return () => {
+            for (let i = 0; i < nTok; i++) if (!(pos[i]! >= 0 && pos[i]! < slots)) throw positionError(t, pos[i]!, slots);
+            flashAttentionKvq(qv, nTok, pos, stride, kv, vv, params, yv, ws);
+          };
+        }
         const cache = (c: TensorDesc) => {
           const p = at(c.id), bytes = tensorBytes(c);
           return c.dtype === 'f16' ? new Uint16Array(this.rt.memory.buffer, ptrOf(p), bytes >> 1) : new Float32Array(this.rt.memory.buffer, ptrOf(p), bytes >> 2);
@@ -570,6 +596,10 @@ export class Compiler {
           }
           ref.attention(qv, nTok, pos, kv, vv, params, yv, maxPos, ws);
         };
+      }
+      case 'hadamard': {
+        const nn = t.params.n as number, xv = in32(0), yv = out();
+        return () => hadamardRows(xv, n, nn, yv);
       }
       // the recurrent layers' ops: views (and scratch) bound once
       case 'silu': { const a = in32(0), yv = out(), rowLen = t.params.rowLen as number; return () => ref.silu(a, n, rowLen, yv); }

@@ -6,6 +6,8 @@ import { hostBufferType } from '../host-buffer.js';
 import type { Graph, TensorDesc } from '../../graph/graph.js';
 import { nElements } from '../../graph/graph.js';
 import * as k from './ops.js';
+import { flashAttentionKvq, hadamardRows, kvCacheView, kvqWorkspace, kvStoreQuant } from './attention-kvq.js';
+import { quantizedCache } from '../../graph/kv-type.js';
 import { gatedDeltaNet, ssmConv } from './recurrent.js';
 import * as moe from './moe.js';
 import { mulMatScratchBytes } from './matmul.js';
@@ -74,6 +76,10 @@ export function computeNode(g: Graph, t: TensorDesc, at: (id: number) => Placeme
     case 'kv_store': {
       const cache = src(0);
       const x = src(1);
+      if (quantizedCache(cache)) {
+        kvStoreQuant(bytes(at(cache.id)), cache.dtype as number, inF32(1), x.shape[0]!, x.shape[1]!, i32(at(t.src[2]!), x.shape[1]!));
+        return;
+      }
       k.kvStore(cacheView(cache, at(cache.id)), inF32(1), x.shape[0]!, x.shape[1]!, i32(at(t.src[2]!), x.shape[1]!));
       return;
     }
@@ -83,6 +89,11 @@ export function computeNode(g: Graph, t: TensorDesc, at: (id: number) => Placeme
       const posT = src(3);
       const pos = i32(at(posT.id), posT.shape[0]!);
       const stride = (t.params.seqStride as number | undefined) ?? 0;
+      if (t.params.flash === true && (quantizedCache(kc) || quantizedCache(vc))) {
+        const params = t.params as unknown as k.AttentionParams;
+        flashAttentionKvq(inF32(0), q.shape[1]!, pos, stride, kvCacheView(typeId(kc), bytes(at(kc.id))), kvCacheView(typeId(vc), bytes(at(vc.id))), params, out(), kvqWorkspace(params));
+        return;
+      }
       if (t.params.flash === true) {
         const params = t.params as unknown as k.AttentionParams;
         k.flashAttention(inF32(0), q.shape[1]!, pos, stride, cacheView(kc, at(kc.id)), cacheView(vc, at(vc.id)), params, out(), k.flashWorkspace(params));
@@ -95,6 +106,11 @@ export function computeNode(g: Graph, t: TensorDesc, at: (id: number) => Placeme
       let maxPos = 0;
       for (let i = 0; i < pos.length; i++) if (pos[i]! > maxPos) maxPos = pos[i]!;
       k.attention(inF32(0), q.shape[1]!, pos, cacheView(kc, at(kc.id)), cacheView(vc, at(vc.id)), t.params as unknown as k.AttentionParams, out(), maxPos);
+      return;
+    }
+    case 'hadamard': {
+      const n = t.params.n as number;
+      hadamardRows(inF32(0), nElements(t), n, out());
       return;
     }
     case 'silu': k.silu(inF32(0), nElements(t), t.params.rowLen as number, out()); return;
