@@ -137,7 +137,7 @@ export function flashAttentionKvq(q: Float32Array, nTok: number, rows: Int32Arra
             vkq[i] = F16_TO_F32[f32ToF16(fmaf(vv, vs, vkq[i]!))]!;
           }
         }
-        s = fmaf(s, ms, vs);
+        s = f(f(s * ms) + vs); // two f32 roundings (llama.cpp's build does not contract S*ms + vs)
       }
       const inv = s === 0 ? 0 : f(1 / s);
       const yo = t * dv * nHead + h * dv;
