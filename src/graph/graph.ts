@@ -54,6 +54,14 @@ export type Op =
 // evaluation uses (llama.cpp's GEMV), the rows before it as one batch. The Context stages each
 // sequence's rows so that every sequence gets the kernel orders it would get evaluated alone; a device
 // may ignore the hint (the product is the same up to float rounding).
+//
+// Sliding-window rings (src/runtime/swa-ring.ts): a sliding-window layer's cache may hold only a ring of
+// `period` rows (the window plus the largest batch, padded to 256) plus a mirror of its first `window` rows
+// after it, per sequence. Its kv_store nodes write each token twice (inp_swa_rows, inp_swa_mirror: the same row
+// when there is no mirror copy) and its attention node reads inp_swa_rows, the one of the two copies from which
+// the token's whole window is the run of rows just before it: the kernels see what they always see (a row and
+// the window rows before it), and since the period is a multiple of 256 every row sits in the SIMD lane and
+// 16-row chunk its position would, so a ring sums in the full cache's float order.
 
 export type DType = 'f32' | 'f16' | 'i32' | number; // number = a ggml type id for weights
 
@@ -82,8 +90,11 @@ export interface Graph {
   tensors: TensorDesc[];
   /** ids of the non-leaf tensors in execution order */
   nodes: number[];
-  /** kvRows: the cache row of each token, only in graphs of several sequences (see seqStride above) */
-  inputs: { tokens: number; positions: number; outputRows: number; kvRows?: number; batchRows?: number };
+  /**
+   * kvRows: the cache row of each token, only in graphs of several sequences (see seqStride above); swaRows /
+   * swaMirror: each token's two rows in the sliding-window layers' rings (see the ring note above)
+   */
+  inputs: { tokens: number; positions: number; outputRows: number; kvRows?: number; batchRows?: number; swaRows?: number; swaMirror?: number };
   /** the logits tensor [nVocab, nOutputs] */
   output: number;
   nTokens: number;

@@ -13,7 +13,7 @@
 import { GraphBuilder, type Graph, type TensorDesc } from '../graph/graph.js';
 import { kvDType, kvRotation } from '../graph/kv-type.js';
 import type { HParams } from './hparams.js';
-import type { ArchSpec, BuildOptions, WeightInfo } from './transformer.js';
+import { swaRingInputs, type ArchSpec, type BuildOptions, type WeightInfo } from './transformer.js';
 import { gemma2 } from './gemma2.js';
 
 const sqrtf = (x: number) => Math.fround(Math.sqrt(x));
@@ -31,6 +31,7 @@ function buildGemma4(hp: HParams, weights: Map<string, WeightInfo>, o: BuildOpti
   const pos = b.leaf('inp_pos', 'input', 'i32', [o.nTokens]);
   const outRows = b.leaf('inp_out_ids', 'input', 'i32', [o.nOutputs]);
   const L = hp.nLayer, pl = hp.nEmbdPerLayer;
+  const ring = swaRingInputs(b, o);
 
   b.setGroup('input');
   let x = b.scale(b.getRows(w('token_embd.weight'), tokens, 'inp_embd'), sqrtf(hp.nEmbd));
@@ -43,7 +44,7 @@ function buildGemma4(hp: HParams, weights: Map<string, WeightInfo>, o: BuildOpti
   }
   const ropeFreqs = opt('rope_freqs.weight');
   const nKvLayers = L - hp.nKvShared;
-  const caches: { k: TensorDesc; v: TensorDesc; stores: TensorDesc[] }[] = [];
+  const caches: { k: TensorDesc; v: TensorDesc; stores: TensorDesc[]; rows: TensorDesc }[] = [];
   for (let il = 0; il < L; il++) {
     const p = `blk.${il}`;
     b.setGroup(p);
@@ -60,7 +61,7 @@ function buildGemma4(hp: HParams, weights: Map<string, WeightInfo>, o: BuildOpti
     // a quantized cache is stored rotated (kv-type.ts kvRotation), per cache: the SWA and the full layers' heads
     const rot = kvRotation(o.kvType, hd, hd);
     if (rot.k) q = b.hadamard(q, rot.k);
-    let cache: { k: TensorDesc; v: TensorDesc; stores: TensorDesc[] };
+    let cache: { k: TensorDesc; v: TensorDesc; stores: TensorDesc[]; rows: TensorDesc };
     if (il < nKvLayers) {
       let k = b.mulMat(w(`${p}.attn_k.weight`), h, `${p}.attn_k`);
       let v = weights.has(`${p}.attn_v.weight`) ? b.mulMat(w(`${p}.attn_v.weight`), h, `${p}.attn_v`) : k;
@@ -68,14 +69,19 @@ function buildGemma4(hp: HParams, weights: Map<string, WeightInfo>, o: BuildOpti
       v = b.rmsNorm(v, hp.eps, hd);
       if (rot.k) k = b.hadamard(k, rot.k);
       if (rot.v) v = b.hadamard(v, rot.v);
-      const kc = b.leaf(`cache_k_l${il}`, 'state', kvDType(o.kvType), [hp.nHeadKv * hd, o.nCtx]);
-      const vc = b.leaf(`cache_v_l${il}`, 'state', kvDType(o.kvType), [hp.nHeadKv * hd, o.nCtx]);
-      cache = { k: kc, v: vc, stores: [b.kvStore(kc, k, pos), b.kvStore(vc, v, pos)] };
+      // a sliding-window layer's ring (graph.ts: sliding-window rings) is written twice, read through inp_swa_rows
+      const inRing = swa && ring !== undefined && hp.slidingWindow > 0;
+      const slots = inRing ? o.swaRing!.rows : o.nCtx, rows = inRing ? ring.rows : pos;
+      const kc = b.leaf(`cache_k_l${il}`, 'state', kvDType(o.kvType), [hp.nHeadKv * hd, slots]);
+      const vc = b.leaf(`cache_v_l${il}`, 'state', kvDType(o.kvType), [hp.nHeadKv * hd, slots]);
+      const stores = [b.kvStore(kc, k, rows), b.kvStore(vc, v, rows)];
+      if (inRing) stores.push(b.kvStore(kc, k, ring.mirror), b.kvStore(vc, v, ring.mirror));
+      cache = { k: kc, v: vc, stores, rows };
     } else {
       cache = caches[nKvLayers - (swa ? 2 : 1)]!;
     }
     caches.push(cache);
-    let a = b.attention(q, cache.k, cache.v, pos, {
+    let a = b.attention(q, cache.k, cache.v, cache.rows, {
       nHead: hp.nHead, nHeadKv: hp.nHeadKv, headDimK: hd, headDimV: hd, scale: 1, softcap: 0, window: swa ? hp.slidingWindow : 0,
       ...(o.flashAttn ? { flash: true } : {}),
     }, cache.stores);
@@ -102,7 +108,7 @@ function buildGemma4(hp: HParams, weights: Map<string, WeightInfo>, o: BuildOpti
   const out = weights.has('output.weight') ? w('output.weight') : w('token_embd.weight');
   let logits = b.mulMat(out, x, 'result_output');
   if (hp.finalSoftcap > 0) logits = b.softcap(logits, hp.finalSoftcap);
-  return b.finish({ tokens: tokens.id, positions: pos.id, outputRows: outRows.id }, logits, o.nTokens, o.nOutputs);
+  return b.finish({ tokens: tokens.id, positions: pos.id, outputRows: outRows.id, ...(ring ? { swaRows: ring.rows.id, swaMirror: ring.mirror.id } : {}) }, logits, o.nTokens, o.nOutputs);
 }
 
 export const gemma4: ArchSpec = { ...gemma2, names: ['gemma4'], build: buildGemma4 };

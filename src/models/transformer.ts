@@ -47,6 +47,18 @@ export interface BuildOptions {
   seqStride?: number;
   /** attention with llama.cpp's flash-attention numerics (graph.ts flashAttention) */
   flashAttn?: boolean;
+  /**
+   * Sliding-window layers keep a ring instead of nCtx rows (graph.ts: sliding-window rings): their caches have
+   * `rows` rows (all sequences), written through inp_swa_rows and inp_swa_mirror; `seqStride`: the rows of one
+   * sequence's ring region (several sequences only).
+   */
+  swaRing?: { rows: number; seqStride?: number };
+}
+
+/** The ring inputs of a graph whose sliding-window layers keep rings (undefined: they keep nCtx rows). */
+export function swaRingInputs(b: GraphBuilder, o: BuildOptions): { rows: TensorDesc; mirror: TensorDesc } | undefined {
+  if (!o.swaRing) return undefined;
+  return { rows: b.leaf('inp_swa_rows', 'input', 'i32', [o.nTokens]), mirror: b.leaf('inp_swa_mirror', 'input', 'i32', [o.nTokens]) };
 }
 
 export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<string, WeightInfo>, o: BuildOptions): Graph {
@@ -64,8 +76,8 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
   const outRows = b.leaf('inp_out_ids', 'input', 'i32', [o.nOutputs]);
   const kvRows = o.seqStride ? b.leaf('inp_kv_rows', 'input', 'i32', [o.nTokens]) : pos;
   const rot = kvRotation(o.kvType, hp.headDimK, hp.headDimV);
-  const seqs = { ...(o.seqStride ? { seqStride: o.seqStride } : {}), ...(o.flashAttn ? { flash: true } : {}) };
   const batchRows = o.seqStride ? b.leaf('inp_batch_rows', 'input', 'i32', [2]) : undefined;
+  const ring = swaRingInputs(b, o);
   // which count of inp_batch_rows the matmuls' rows follow: the tokens', then (after the output gather) the outputs'
   let rowsOf: 0 | 1 = 0;
   const mm = (wt: TensorDesc, x: TensorDesc, name?: string) => b.mulMat(wt, x, name, batchRows && { input: batchRows, index: rowsOf });
@@ -122,14 +134,18 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
     // a quantized cache stores K and V rotated (kv-type.ts kvRotation; undone on the output below)
     if (rot.k) { q = b.hadamard(q, rot.k); k = b.hadamard(k, rot.k); }
     if (rot.v) v = b.hadamard(v, rot.v);
-    const kc = b.leaf(`cache_k_l${il}`, 'state', kvDType(o.kvType), [kw, o.nCtx]);
-    const vc = b.leaf(`cache_v_l${il}`, 'state', kvDType(o.kvType), [vw, o.nCtx]);
-    const sk = b.kvStore(kc, k, kvRows);
-    const sv = b.kvStore(vc, v, kvRows);
-    let a = b.attention(q, kc, vc, kvRows, {
+    const inRing = swa && ring !== undefined && hp.slidingWindow > 0;
+    const slots = inRing ? o.swaRing!.rows : o.nCtx;
+    const kc = b.leaf(`cache_k_l${il}`, 'state', kvDType(o.kvType), [kw, slots]);
+    const vc = b.leaf(`cache_v_l${il}`, 'state', kvDType(o.kvType), [vw, slots]);
+    const rows = inRing ? ring.rows : kvRows;
+    const stores = [b.kvStore(kc, k, rows), b.kvStore(vc, v, rows)];
+    if (inRing) stores.push(b.kvStore(kc, k, ring.mirror), b.kvStore(vc, v, ring.mirror));
+    const regions = inRing ? (o.swaRing!.seqStride ? { seqStride: o.swaRing!.seqStride } : {}) : o.seqStride ? { seqStride: o.seqStride } : {};
+    let a = b.attention(q, kc, vc, rows, {
       nHead: hp.nHead, nHeadKv: hp.nHeadKv, headDimK: hp.headDimK, headDimV: hp.headDimV,
-      scale: spec.kqScale(hp), softcap: hp.attnSoftcap, window: swa ? hp.slidingWindow : 0, ...seqs,
-    }, [sk, sv]);
+      scale: spec.kqScale(hp), softcap: hp.attnSoftcap, window: swa ? hp.slidingWindow : 0, ...regions, ...(o.flashAttn ? { flash: true } : {}),
+    }, stores);
     if (rot.v) a = b.hadamard(a, rot.v);
     if (gate) a = b.mul(a, b.sigmoid(gate));
     return linear(a, `${p}.attn_output`);
@@ -228,6 +244,9 @@ export function buildTransformer(spec: ArchSpec, hp: HParams, weights: Map<strin
   const out = has('output.weight') ? w('output.weight') : w('token_embd.weight');
   let logits = mm(out, x, 'result_output');
   if (hp.finalSoftcap > 0) logits = b.softcap(logits, hp.finalSoftcap);
-  const inputs = { tokens: tokens.id, positions: pos.id, outputRows: outRows.id, ...(batchRows ? { kvRows: kvRows.id, batchRows: batchRows.id } : {}) };
+  const inputs = {
+    tokens: tokens.id, positions: pos.id, outputRows: outRows.id, ...(batchRows ? { kvRows: kvRows.id, batchRows: batchRows.id } : {}),
+    ...(ring ? { swaRows: ring.rows.id, swaMirror: ring.mirror.id } : {}),
+  };
   return b.finish(inputs, logits, o.nTokens, o.nOutputs);
 }

@@ -31,6 +31,7 @@ import { cacheRopes, KvShifter, type KeyRope } from './kv-shift.js';
 import { Profiler } from '../sched/profile.js';
 import { Scheduler, type Plan, type PlanKey } from '../sched/scheduler.js';
 import type { Model } from './model.js';
+import { SwaRing, swaRingShape } from './swa-ring.js';
 
 export interface ContextOptions {
   /** KV cache size in tokens */
@@ -60,6 +61,13 @@ export interface ContextOptions {
    * llama.cpp's f16 accumulator and FMAs must be emulated in WASM, which is slower than its non-flash path.
    */
   flashAttn?: FlashAttnMode | boolean;
+  /**
+   * Sliding-window layers keep nCtx rows like the others (llama.cpp's --swa-full) instead of a ring of their
+   * window plus nBatch (src/runtime/swa-ring.ts). A ring cannot give back a prefix it has overwritten: with it,
+   * a truncate() past the window (prompt-cache reuse) keeps nothing, and a context shift whose window reaches
+   * the kept prefix evaluates again.
+   */
+  swaFull?: boolean;
 }
 
 export type FlashAttnMode = 'on' | 'off' | 'auto';
@@ -107,6 +115,8 @@ interface CachedPlan {
  */
 interface KvLeaf {
   name: string;
+  /** a sliding-window layer's ring (rows by SwaRing.row, not by position) */
+  ring: boolean;
   rowBytes: number;
   recurrent: boolean;
   copies: { device: Device; placement: Placement; valid: number }[];
@@ -172,6 +182,8 @@ export class Context {
   private closed = false;
   /** decodeSeqs' last plan (several tokens), reused while the shape stays */
   private lastSeq: { m: number; nOut: number; c: CachedPlan } | undefined;
+  /** the sliding-window layers' rings (undefined: those layers keep nCtx rows, swaFull or nothing to save) */
+  readonly swaRing: SwaRing | undefined;
   /** the context shift's per-cache RoPE and scratch, made at the first shift */
   private shift: { ropes: Map<string, KeyRope | null>; shifter: KvShifter } | undefined;
 
@@ -210,6 +222,10 @@ export class Context {
       throw new ContextError('UNSUPPORTED', `several sequences (nSeq = ${nSeq}) cannot run on ${names}: its static-shape engines take one sequence; use nSeq = 1 or the cpu device`);
     }
     this.prefillShapes = this.sched.staticShapes('prefill', this.nBatch);
+    // Rings need one copy of each cache addressed by row (host devices, nothing handed over between devices).
+    const ringShape = opts.swaFull || !hp.swaLayers.some((x) => x) ? undefined : swaRingShape(hp.slidingWindow, this.nBatch, this.seqCtx);
+    const hostOnly = this.sched.devices.every((d) => d.multiSequence === true) && !this.sched.accelerators('prefill').length && !this.sched.accelerators('decode').length;
+    this.swaRing = ringShape && hostOnly ? new SwaRing(ringShape, nSeq) : undefined;
     this.hasRecurrentLayers = hp.layerKinds.some((k) => k !== 'attention');
     const maxStatic = this.prefillShapes.length ? this.prefillShapes[this.prefillShapes.length - 1]! : 1;
     this.kvCapacity = nSeq > 1 ? nSeq * this.seqStride : this.nCtx + maxStatic - 1;
@@ -243,7 +259,9 @@ export class Context {
 
   private graph(nTok: number, nOut: number): Graph {
     const seqs = this.seqStride ? { seqStride: this.seqStride } : {};
-    const g = buildTransformer(this.model.spec, this.model.hp, this.model.weights, { nTokens: nTok, nOutputs: nOut, nCtx: this.kvCapacity, kvType: this.kvType, flashAttn: this.flashAttn, ...seqs });
+    const r = this.swaRing;
+    const ring = r ? { swaRing: { rows: r.rows, ...(this.nSeq > 1 ? { seqStride: r.stride } : {}) } } : {};
+    const g = buildTransformer(this.model.spec, this.model.hp, this.model.weights, { nTokens: nTok, nOutputs: nOut, nCtx: this.kvCapacity, kvType: this.kvType, flashAttn: this.flashAttn, ...seqs, ...ring });
     // several sequences need a graph that addresses their cache regions, and no state that is not per row (a recurrent layer's)
     if (this.seqStride && (g.inputs.kvRows === undefined || g.tensors.some((t) => t.role === 'state' && !t.name.startsWith('cache_')))) {
       throw new ContextError('UNSUPPORTED', `${this.model.hp.arch}: its graph does not address several sequences (nSeq = ${this.nSeq}); use nSeq = 1`);
@@ -301,10 +319,12 @@ export class Context {
     // State copies (KV caches, recurrent states): every device that reads a state tensor in any worst case;
     // decode's is the primary.
     const byDevice = worst.map((w) => this.sched.stateDevices(w.graph, w.key));
-    for (const t of worst[0]!.graph.tensors) {
+    const g0 = worst[0]!.graph, ringCaches = new Set<number>();
+    for (const t of g0.tensors) if (t.op === 'kv_store' && t.src[2] === g0.inputs.swaRows) ringCaches.add(t.src[0]!);
+    for (const t of g0.tensors) {
       if (t.role !== 'state') continue;
       const recurrent = !t.name.startsWith('cache_');
-      const leaf: KvLeaf = { name: t.name, rowBytes: recurrent ? stateBytes(t) : stateBytes(t) / t.shape[1]!, recurrent, copies: [], primary: 0 };
+      const leaf: KvLeaf = { name: t.name, ring: ringCaches.has(t.id), rowBytes: recurrent ? stateBytes(t) : stateBytes(t) / t.shape[1]!, recurrent, copies: [], primary: 0 };
       const devs: Device[] = [];
       for (const m of byDevice) { const d = m.get(t.name); if (d && !devs.includes(d)) devs.push(d); }
       const primary = byDevice[0]!.get(t.name) ?? devs[0] ?? this.sched.host;
@@ -320,6 +340,7 @@ export class Context {
       }
       leaf.primary = devs.indexOf(primary);
       // several sequences keep one copy: decodeSeqs does no hand-over (accelerators are refused above)
+      if (leaf.ring && leaf.copies.length > 1) throw new ContextError('UNSUPPORTED', `${t.name} (a sliding-window ring) would be read on ${devs.map((d) => d.name).join(' and ')}; use one device for attention or swaFull`);
       if (this.nSeq > 1 && leaf.copies.length > 1) throw new ContextError('UNSUPPORTED', `several sequences (nSeq = ${this.nSeq}): ${t.name} would be read on ${devs.map((d) => d.name).join(' and ')}; use one device for attention`);
       this.kv.push(leaf);
       if (recurrent) this.recurrent = true;
@@ -491,6 +512,10 @@ export class Context {
     const p = c.plan, pos0 = this.nPast;
     for (let i = 0; i < m; i++) { p.tokens[i] = tokens[start + i]!; p.positions[i] = pos0 + i; }
     for (let i = m; i < p.nTokens; i++) { p.tokens[i] = 0; p.positions[i] = pos0 + i; }
+    if (p.swaRows) {
+      const r = this.swaRing!;
+      for (let i = 0; i < p.nTokens; i++) { const row = r.row(0, pos0 + i); p.swaRows[i] = row; p.swaMirror![i] = r.mirror(row); }
+    }
     if (allLogits) for (let i = 0; i < p.nOutputs; i++) p.outRows[i] = i;
     else p.outRows[0] = m - 1;
     // sequence 0's region starts at row 0 (one copy of the cache: no hand-over)
@@ -524,6 +549,7 @@ export class Context {
   /** After a chunk of `m` tokens: the writer's rows are current, the others' stop at the chunk; hand over to the primary. */
   private after(c: CachedPlan, m: number): void {
     const pos0 = this.nPast, end = pos0 + m;
+    this.swaRing?.commit(0, end);
     if (this.nSeq > 1) { this.nPast = end; return; }
     for (let i = 0; i < this.kv.length; i++) {
       const ci = c.kv[i]!;
@@ -560,7 +586,10 @@ export class Context {
     if (e) throw e;
     if (!Number.isInteger(keep) || keep < 0) throw new ContextError('BAD_ARGUMENT', `truncateSeq: keep must be a non-negative integer, got ${keep}`);
     if (seq === 0) this.truncate(keep);
-    else this.past[seq] = Math.min(keep, this.past[seq]!);
+    else {
+      const n = Math.min(keep, this.past[seq]!);
+      this.past[seq] = this.swaRing ? this.swaRing.truncate(seq, n, this.past[seq]!) : n;
+    }
   }
 
   /**
@@ -577,6 +606,7 @@ export class Context {
       throw new ContextError('BAD_ARGUMENT', `shiftSeq: keep ${keep} and discard ${discard} must be integers with keep >= 0, discard >= 1 and keep + discard <= ${past} cached tokens`);
     }
     if (this.recurrent || (this.kvType !== 'f16' && this.kvType !== 'f32')) return false;
+    if (this.swaRing && !this.swaRing.canShift(seq, keep, discard, past)) return false;
     if (!this.shift) {
       const g = this.graph(1, 1);
       const ropes = cacheRopes(g, (name) => {
@@ -592,11 +622,24 @@ export class Context {
     // indexed loops: no iterator objects (a shift allocates nothing)
     for (let i = 0; i < this.kv.length; i++) {
       const l = this.kv[i]!, c = l.copies[l.primary]!;
-      this.shift.shifter.move(c.placement.buffer, c.placement.offset, l.rowBytes, base + keep + discard, base + keep, n, this.kvType === 'f16', this.shift.ropes.get(l.name) ?? null, -discard);
+      const f16 = this.kvType === 'f16', rope = this.shift.ropes.get(l.name) ?? null;
+      if (l.ring) {
+        // the moved tokens keep their rows (the ring's offset grows by discard): keys re-rotated in place, then
+        // the mirror rows copied again from the rotated ones
+        const r = this.swaRing!, rb = seq * r.stride;
+        if (rope) {
+          this.shift.shifter.move(c.placement.buffer, c.placement.offset, l.rowBytes, rb, rb, r.period, f16, rope, -discard);
+          this.shift.shifter.move(c.placement.buffer, c.placement.offset, l.rowBytes, rb, rb + r.period, r.window, f16, null, 0);
+        }
+        if (this.nSeq === 1) c.valid = past - discard;
+        continue;
+      }
+      this.shift.shifter.move(c.placement.buffer, c.placement.offset, l.rowBytes, base + keep + discard, base + keep, n, f16, rope, -discard);
       // other copies (an accelerator's prefill copy) are current up to the kept prefix only
       for (let j = 0; j < l.copies.length; j++) { const o = l.copies[j]!; if (o !== c && o.valid > keep) o.valid = keep; }
       if (this.nSeq === 1) c.valid = past - discard;
     }
+    this.swaRing?.shift(seq, keep, discard);
     this.past[seq] = past - discard;
     return true;
   }
@@ -658,6 +701,7 @@ export class Context {
   /** After an evaluation: every sequence's cached tokens end where staging left them (one cache copy: all current). */
   private commitSeqs(): void {
     this.past.set(this.seqRun);
+    if (this.swaRing) for (let s = 0; s < this.nSeq; s++) this.swaRing.commit(s, this.past[s]!);
     if (this.nSeq === 1) for (let i = 0; i < this.kv.length; i++) this.kv[i]!.copies[0]!.valid = this.past[0]!;
   }
 
@@ -811,6 +855,7 @@ export class Context {
         p.tokens[i] = toks[f - flat]!;
         p.positions[i] = pos;
         if (p.kvRows) p.kvRows[i] = s * stride + pos;
+        if (p.swaRows) { const row = this.swaRing!.row(s, pos); p.swaRows[i] = row; p.swaMirror![i] = this.swaRing!.mirror(row); }
         if (all || (last && f === flat + n - 1)) {
           const j = gathered ? (all && q < gl ? jB++ : jS++) : i;
           if (gathered) p.outRows[j] = i;
@@ -855,7 +900,10 @@ export class Context {
   }
 
   /** KV bytes one token takes in the cache (all layers, K and V; the primary copy). */
-  get kvBytesPerToken(): number { return this.kv.reduce((a, l) => a + (l.recurrent ? 0 : l.rowBytes), 0); }
+  get kvBytesPerToken(): number { return this.kv.reduce((a, l) => a + (l.recurrent || l.ring ? 0 : l.rowBytes), 0); }
+
+  /** Bytes of the sliding-window rings (all layers, every sequence; fixed, whatever the length): 0 without rings. */
+  get kvRingBytes(): number { return this.kv.reduce((a, l) => a + (l.ring ? l.rowBytes * this.swaRing!.rows : 0), 0); }
 
   /** Bytes of recurrent state per sequence (all layers; the primary copy): a fixed size, whatever the length. */
   get recurrentStateBytes(): number { return this.kv.reduce((a, l) => a + (l.recurrent ? l.rowBytes : 0), 0); }
@@ -875,7 +923,9 @@ export class Context {
    * cannot be rolled back (llama.cpp refuses partial removal too): only 0 (clear) or the current length.
    */
   truncate(keep: number): void {
-    const n = Math.max(0, Math.min(keep, this.nPast));
+    let n = Math.max(0, Math.min(keep, this.nPast));
+    // a ring that no longer holds the window before n keeps nothing (see ContextOptions.swaFull)
+    if (this.swaRing) n = this.swaRing.truncate(0, n, this.nPast);
     if (this.recurrent && n > 0 && n < this.nPast) {
       throw new ContextError('RECURRENT_STATE', `cannot truncate to ${n} of ${this.nPast} tokens: ${this.model.hp.arch} has recurrent layers, whose state cannot be rolled back (clear the context and evaluate again)`);
     }

@@ -81,6 +81,9 @@ export interface Plan extends PlanKey {
   kvRows?: Int32Array;
   /** the two counts of Graph.inputs.batchRows (graphs of several sequences only) */
   batchRows?: Int32Array;
+  /** each token's two rows in the sliding-window rings (graphs whose sliding-window layers keep rings only) */
+  swaRows?: Int32Array;
+  swaMirror?: Int32Array;
   /** writes the staged inputs to every device slot that holds them */
   upload(): void;
   /** reads the graph output (f32) */
@@ -113,7 +116,8 @@ interface Layout extends PlanKey {
 const tBytes = (t: TensorDesc) => tensorBytes(t, rowBytes);
 /** Can `d` run node `t`? Its own answer, and a multi-sequence attention only on a device that declares it understands one. */
 const supports = (d: Device, t: TensorDesc, g: Graph) => d.supportsOp(t, g) && (d.multiSequence === true || !multiSequence(t)) && (d.flashAttention !== undefined || !flashAttention(t));
-const inputIdsOf = (g: Graph) => [g.inputs.tokens, g.inputs.positions, g.inputs.outputRows, ...(g.inputs.kvRows === undefined ? [] : [g.inputs.kvRows]), ...(g.inputs.batchRows === undefined ? [] : [g.inputs.batchRows])];
+const inputIdsOf = (g: Graph) => [g.inputs.tokens, g.inputs.positions, g.inputs.outputRows, ...(g.inputs.kvRows === undefined ? [] : [g.inputs.kvRows]), ...(g.inputs.batchRows === undefined ? [] : [g.inputs.batchRows]),
+  ...(g.inputs.swaRows === undefined ? [] : [g.inputs.swaRows, g.inputs.swaMirror!])];
 const groupKey = (phase: Phase, nTokens: number, nOutputs: number) => `${phase}:${nTokens}:${nOutputs}`;
 
 /** Two graphs with the same tensors, ops and sources (they may differ in sizes only). */
@@ -482,10 +486,14 @@ export class Scheduler {
     const tokens = new Int32Array(g.nTokens), positions = new Int32Array(g.nTokens), outRows = new Int32Array(g.nOutputs);
     const kvRows = g.inputs.kvRows === undefined ? undefined : new Int32Array(g.nTokens);
     const batchRows = g.inputs.batchRows === undefined ? undefined : new Int32Array(2);
+    const swaRows = g.inputs.swaRows === undefined ? undefined : new Int32Array(g.nTokens);
+    const swaMirror = g.inputs.swaMirror === undefined ? undefined : new Int32Array(g.nTokens);
     const inputs: { p: Placement; src: Int32Array; bytes: Uint8Array; host: Int32Array | null; srcView: Int32Array | null }[] = [];
     const staged: [number, Int32Array][] = [[g.inputs.tokens, tokens], [g.inputs.positions, positions], [g.inputs.outputRows, outRows]];
     if (kvRows) staged.push([g.inputs.kvRows!, kvRows]);
     if (batchRows) staged.push([g.inputs.batchRows!, batchRows]);
+    if (swaRows) staged.push([g.inputs.swaRows!, swaRows]);
+    if (swaMirror) staged.push([g.inputs.swaMirror!, swaMirror]);
     for (const [id, src] of staged) {
       const p = global.get(id);
       if (!p) continue; // unused by this graph
@@ -508,6 +516,7 @@ export class Scheduler {
       tokens, positions, outRows,
       ...(kvRows ? { kvRows } : {}),
       ...(batchRows ? { batchRows } : {}),
+      ...(swaRows ? { swaRows, swaMirror } : {}),
       assignment,
       stateDevice: l.stateDevice,
       sync,
@@ -524,7 +533,8 @@ export class Scheduler {
         }
       },
       setInput(id, values) {
-        const dst = id === g.inputs.tokens ? tokens : id === g.inputs.positions ? positions : id === g.inputs.outputRows ? outRows : id === g.inputs.kvRows ? kvRows ?? null : id === g.inputs.batchRows ? batchRows ?? null : null;
+        const dst = id === g.inputs.tokens ? tokens : id === g.inputs.positions ? positions : id === g.inputs.outputRows ? outRows : id === g.inputs.kvRows ? kvRows ?? null : id === g.inputs.batchRows ? batchRows ?? null
+          : id === g.inputs.swaRows ? swaRows ?? null : id === g.inputs.swaMirror ? swaMirror ?? null : null;
         if (!dst) return;
         dst.set(values.subarray(0, dst.length));
         this.upload();

@@ -8,11 +8,14 @@ async function getLlama() {
   const { getLlama: get, LlamaLogLevel } = await nodeLlamaCpp();
   return get({ gpu: false, build: 'never', skipDownload: true, logLevel: LlamaLogLevel.error });
 }
-/** Runs `fn` on one sequence of a fresh 256-cell, 1-thread, non-flash llama.cpp context over the model at `path`. */
-async function withSequence<T>(path: string, fn: (seq: LlamaContextSequence, model: LlamaModel) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` on one sequence of a fresh 1-thread, non-flash llama.cpp context over the model at `path`: 256 cells
+ * unless `opts` says otherwise.
+ */
+async function withSequence<T>(path: string, fn: (seq: LlamaContextSequence, model: LlamaModel) => Promise<T>, opts: { contextSize?: number; batchSize?: number; swaFullCache?: boolean } = {}): Promise<T> {
   const llama = await getLlama();
   const model = await llama.loadModel({ modelPath: path });
-  const ctx = await model.createContext({ contextSize: 256, threads: 1, flashAttention: false });
+  const ctx = await model.createContext({ contextSize: 256, threads: 1, flashAttention: false, ...opts });
   try {
     return await fn(ctx.getSequence(), model);
   } finally {
@@ -89,4 +92,26 @@ export async function llamaGreedyShifted(path: string, prompt: number[], nCtx: n
     }
     return ids;
   });
+}
+
+/**
+ * llama.cpp's next-token distributions along `tokens` (BOS included) in a context of `contextSize` cells with
+ * `batchSize`-token batches (n_batch = n_ubatch) and its sliding-window ring (swaFullCache false: an SWA cache of
+ * GGML_PAD(min(contextSize, n_swa + batchSize), 256) cells): tokens[0, prompt) in one evaluation, then one token at
+ * a time; the top `top` (id, probability) after each of tokens[prompt - 1 ..] but the last.
+ */
+export async function llamaRingProbs(path: string, tokens: number[], prompt: number, o: { contextSize: number; batchSize: number }, top = 10): Promise<[number, number][][]> {
+  return withSequence(path, async (seq) => {
+    const t = (x: number) => x as unknown as Token;
+    const next = { generateNext: { probabilities: true, options: { temperature: 0 } } };
+    const out: [number, number][][] = [];
+    let res = await seq.controlledEvaluate([...tokens.slice(0, prompt - 1).map(t), [t(tokens[prompt - 1]!), next]]);
+    for (let k = prompt; ; k++) {
+      const probs = res[res.length - 1]!.next!.probabilities!;
+      out.push([...probs.entries()].slice(0, top).map(([id, p]) => [id as unknown as number, p]));
+      if (k >= tokens.length - 1) break;
+      res = await seq.controlledEvaluate([[t(tokens[k]!), next]]);
+    }
+    return out;
+  }, { ...o, swaFullCache: false });
 }
