@@ -67,6 +67,7 @@ export const contextOptions: Options = {
   ctx: { type: 'string', short: 'c' },
   'kv-type': { type: 'string' },
   'flash-attn': { type: 'string' },
+  'swa-full': { type: 'boolean' },
   device: { type: 'string' },
   threads: { type: 'string', short: 't' },
   numerics: { type: 'string' },
@@ -82,6 +83,11 @@ export function contextHelp(): string {
                              q8_0 (34 bytes per 32 values, ~53% of f16) and q4_0 (18 bytes, ~28%) are stored as
                              llama.cpp quantizes them and need flash attention (auto turns it on; off is refused)
   --flash-attn on|off|auto   flash attention, llama.cpp's -fa with its numerics (online softmax, f16 accumulator;
+/** --swa-full: the sliding-window layers keep full-size caches (ContextOptions.swaFull) */
+export function swaFull(v: Values): boolean {
+  return v['swa-full'] === true;
+}
+
                              no n_ctx x n_tokens score matrix). auto (default): on where the device prefers it,
                              or with a quantized --kv-type; the reference and cpu devices run it when on, but
                              auto leaves it off there for f16/f32 caches (slower than their non-flash path: WASM
@@ -105,6 +111,11 @@ export function flashAttn(v: Values): FlashAttnMode {
   const f = (v['flash-attn'] as string | undefined) ?? 'auto';
   if (!(FLASH_ATTN_MODES as readonly string[]).includes(f)) throw usage(`--flash-attn must be on, off or auto, got "${f}"`);
   return f as FlashAttnMode;
+}
+
+/** --swa-full: the sliding-window layers keep full-size caches (ContextOptions.swaFull) */
+export function swaFull(v: Values): boolean {
+  return v['swa-full'] === true;
 }
 
 /** --kv-type (keys and values); with a quantized type, --flash-attn off is refused (as llama.cpp does) */

@@ -229,6 +229,8 @@ export class Engine {
     let keep = t.spec.cachePrompt ? commonPrefix(s.cached, p) : 0;
     if (keep === p.length) keep--; // the last prompt token is evaluated again for its logits
     this.ctx.truncateSeq(s.id, keep);
+    // a sliding-window ring that no longer holds the window before `keep` keeps nothing (Context.truncate)
+    keep = this.ctx.seqPast(s.id);
     s.cached.length = keep;
     s.task = t;
     s.state = 'prefill';

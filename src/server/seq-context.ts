@@ -13,7 +13,7 @@ export interface SeqContext {
   readonly nCtxSeq: number;
   /** tokens in sequence `seq`'s cache */
   seqPast(seq: number): number;
-  /** drops sequence `seq`'s cached tokens from position `keep` on */
+  /** drops sequence `seq`'s cached tokens from position `keep` on (a sliding-window ring may keep fewer: seqPast tells) */
   truncateSeq(seq: number, keep: number): void;
   /** context shift in place: forgets [keep, keep + discard) and moves the later tokens down; false when the model cannot */
   shiftSeq(seq: number, keep: number, discard: number): boolean;

@@ -3,7 +3,7 @@
 // stdout; prompts, notices and errors go to stderr. Ctrl-C stops the current reply, not the program.
 // When the context fills up, the oldest turns are dropped (the system prompt is kept), or, in the middle of a
 // reply, the older half of the non-system tokens is discarded and the rest re-evaluated, with a notice.
-import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, contextSize, flashAttn, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions } from '../options.js';
+import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, swaFull, contextSize, flashAttn, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions } from '../options.js';
 import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -225,7 +225,7 @@ export const command: Command = {
         prefillDevice = p.prefill.device; decodeDevice = p.decode.device;
         process.stderr.write(`phase policy auto: prefill on ${prefillDevice.name}, decode on ${decodeDevice.name}\n`);
       }
-      const ctx = await model.createContext({ ctx: nCtx, kvType: kv, flashAttn: flashAttn(values), devices: setup.devices, prefillDevice, decodeDevice, offloadMinBatch: setup.offloadMinBatch });
+      const ctx = await model.createContext({ ctx: nCtx, kvType: kv, flashAttn: flashAttn(values), swaFull: swaFull(values), devices: setup.devices, prefillDevice, decodeDevice, offloadMinBatch: setup.offloadMinBatch });
       const interactive = process.stdin.isTTY === true;
       const session = new ChatSession(ctx, tok, fmt, {
         nPredict: Math.floor(num(values['n-predict'], 'n-predict', -1)),

@@ -8,24 +8,27 @@ import { estimateMemory, summarize, type MemoryEstimate } from '../../runtime/es
 import { getDevice } from '../../backends/registry.js';
 import { kvType, num, usage } from '../options.js';
 
-const help = `Usage: gguf-edge inspect MODEL [--json] [--all] [-c N] [-b N] [--kv-type f16|f32]
+const help = `Usage: gguf-edge inspect MODEL [--json] [--all] [-c N] [-b N] [--kv-type f16|f32] [--swa-full]
 
 Prints a GGUF file's header: version, metadata (key = value) and the tensor table
 (name, type, shape in GGUF order ne0 first, byte offset, size), after a summary of the model: parameter
 count, the type mix (tensors, parameters and bytes per type) and the memory a run will need before
-anything is loaded — weights, the KV cache at the context size, recurrent state (if the architecture
-keeps any), and the compute arena (decode plus a full batch, as a run reserves it). A split model is
+anything is loaded — weights, the KV cache at the context size (sliding-window layers: their ring of
+window + batch rows, see --swa-full), recurrent state (if the architecture keeps any), and the compute arena
+(decode plus a full batch, as a run reserves it). A split model is
 named by its first shard; its shards are listed.
 
 Options:
   --json             print one JSON object {file, version, size, alignment, data_offset, metadata, tensors,
                      summary: {params, weight_bytes, types: [{type, tensors, params, bytes}],
-                     memory: {n_ctx, n_batch, kv_type, weights, kv, kv_bytes_per_token, state, arena, total}
+                     memory: {n_ctx, n_batch, kv_type, weights, kv, kv_bytes_per_token, kv_swa_ring,
+                     swa_ring: {window, period, rows} | null, kv_swa_full, state, arena, total}
                      (null with memory_error when the model cannot run)}, shards?: [{name, size, tensors}]}
   --all              print long arrays (e.g. the vocabulary) in full instead of a short preview
   -c, --ctx N        context size of the memory estimate (default as run: min(4096, training context))
   -b, --batch N      batch size of the estimate (default 512, at most the context)
   --kv-type f16|f32  KV cache element type of the estimate (default f16)
+  --swa-full         estimate with full-size caches for the sliding-window layers (as run --swa-full)
   -h, --help         show this help`;
 
 function preview(v: GgufMetaValue, all: boolean): unknown {
@@ -45,7 +48,7 @@ export const command: Command = {
   async run(args) {
     const { values, positionals } = parseArgs({
       args, allowPositionals: true,
-      options: { json: { type: 'boolean' }, all: { type: 'boolean' }, ctx: { type: 'string', short: 'c' }, batch: { type: 'string', short: 'b' }, 'kv-type': { type: 'string' } },
+      options: { json: { type: 'boolean' }, all: { type: 'boolean' }, ctx: { type: 'string', short: 'c' }, batch: { type: 'string', short: 'b' }, 'kv-type': { type: 'string' }, 'swa-full': { type: 'boolean' } },
     });
     const path = positionals[0];
     if (!path) throw usage('missing MODEL argument (see --help)');
@@ -67,7 +70,7 @@ export const command: Command = {
       let memory: MemoryEstimate | null = null;
       let memoryError: string | undefined;
       try {
-        memory = estimateMemory(f, { nCtx, nBatch, kvType: kv, device: await getDevice('reference') });
+        memory = estimateMemory(f, { nCtx, nBatch, kvType: kv, device: await getDevice('reference'), swaFull: !!values['swa-full'] });
       } catch (e) {
         const err = e as { code?: string; message?: string };
         memoryError = `${err.code ? `[${err.code}] ` : ''}${err.message ?? String(e)}`;
@@ -86,6 +89,9 @@ export const command: Command = {
       if (memory) {
         out.push(`memory for a run at -c ${memory.n_ctx} -b ${memory.n_batch} --kv-type ${memory.kv_type}: ${mib(memory.total)}`,
           `  weights ${mib(memory.weights)}, KV cache ${mib(memory.kv)} (${memory.kv_bytes_per_token} bytes/token), recurrent state ${mib(memory.state)}, compute arena ${mib(memory.arena)}`);
+        const r = memory.swa_ring;
+        if (r) out.push(`  sliding-window layers: rings of ${r.rows} rows (window ${r.window} + batch, padded to ${r.period}, window mirrored): ${mib(memory.kv_swa_ring)} instead of ${mib(memory.kv_swa_full)} (--swa-full)`);
+        else if (memory.kv_swa_full > 0) out.push(`  sliding-window layers: full caches, ${mib(memory.kv_swa_full)} (a ring saves nothing at this context, or --swa-full)`);
       } else {
         out.push(`memory for a run: not estimated (${memoryError})`);
       }

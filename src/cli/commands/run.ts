@@ -6,7 +6,7 @@ import { loadModel } from '../../api/model.js';
 import { createSampler } from '../../runtime/sampler.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { structuredConstraint, type StructuredOutput, type TokenConstraint } from '../../grammar/index.js';
-import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, contextSize, flashAttn, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions } from '../options.js';
+import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, swaFull, contextSize, flashAttn, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions } from '../options.js';
 import { Profiler } from '../../sched/profile.js';
 import { pickPhaseDevices } from '../../sched/policy.js';
 import { progress } from '../progress.js';
@@ -115,7 +115,7 @@ export const command: Command = {
       }
       const profiler = values.profile || values.trace !== undefined ? new Profiler(values.trace !== undefined) : undefined;
       const mctx = await model.createContext({
-        ctx: nCtx, kvType: kv, flashAttn: flashAttn(values), batch: nBatch, devices: setup.devices, prefillDevice, decodeDevice, offloadMinBatch: setup.offloadMinBatch, profiler,
+        ctx: nCtx, kvType: kv, flashAttn: flashAttn(values), swaFull: swaFull(values), batch: nBatch, devices: setup.devices, prefillDevice, decodeDevice, offloadMinBatch: setup.offloadMinBatch, profiler,
       });
       const ctx = mctx.runtime;
       const loadMs = performance.now() - tLoad;
@@ -158,7 +158,10 @@ export const command: Command = {
       const profile = profiler ? {
         ...profiler.report(),
         ...(constraint ? { grammar: grammarProfile(constraint, res.tokens.length) } : {}),
-        kv_cache: { type: kv, n_ctx: ctx.nCtx, fill_tokens: ctx.nPast, fill: ctx.nPast / ctx.nCtx, bytes_per_token: ctx.kvBytesPerToken, bytes_used: ctx.nPast * ctx.kvBytesPerToken, ...ctx.kvDevices() },
+        kv_cache: {
+          type: kv, n_ctx: ctx.nCtx, fill_tokens: ctx.nPast, fill: ctx.nPast / ctx.nCtx, bytes_per_token: ctx.kvBytesPerToken, bytes_used: ctx.nPast * ctx.kvBytesPerToken + ctx.kvRingBytes,
+          swa_ring: ctx.swaRing ? { window: ctx.swaRing.window, period: ctx.swaRing.period, rows: ctx.swaRing.stride, bytes: ctx.kvRingBytes } : null, ...ctx.kvDevices(),
+        },
         prompt_kv_bytes: prompt.length * ctx.kvBytesPerToken,
       } : undefined;
       if (values.trace !== undefined) writeFileSync(values.trace, profiler!.traceJson());

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { Command } from '../main.js';
-import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, flashAttn, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions, usage } from '../options.js';
+import { PHASE_HELP, SAMPLING_HELP, contextHelp, contextOptions, swaFull, flashAttn, kvType, num, phaseOptions, phaseSetup, samplerParams, samplingOptions, usage } from '../options.js';
 import { progress } from '../progress.js';
 import { MODEL_HELP, expandModelArgs, modelOptions, resolveModel } from '../hf.js';
 import { defaultSamplerParams } from '../../runtime/sampler.js';
@@ -156,7 +156,7 @@ export const command: Command = {
       const fmt = api.chatFormatter(template);
       const nCtx = int(values['ctx-size'], 'ctx-size', Math.min(4096, api.contextLength), 1);
       if (Math.floor(nCtx / nParallel) < 2) throw usage(`--ctx-size ${nCtx} over --parallel ${nParallel} leaves fewer than 2 tokens per slot`);
-      const ctx = await createSeqContext(model, { nCtx, nSeq: nParallel, kvType: kv, flashAttn: flashAttn(values), nBatch, devices: setup.devices, prefillDevice: setup.prefillDevice, decodeDevice: setup.decodeDevice, offloadMinBatch: setup.offloadMinBatch });
+      const ctx = await createSeqContext(model, { nCtx, nSeq: nParallel, kvType: kv, flashAttn: flashAttn(values), swaFull: swaFull(values), nBatch, devices: setup.devices, prefillDevice: setup.prefillDevice, decodeDevice: setup.decodeDevice, offloadMinBatch: setup.offloadMinBatch });
       const engine = new Engine(ctx, tok, { nBatch, maxQueue, prefillChunk, contextShift: !!values['context-shift'] });
       let nParams = 0;
       for (const t of file.tensors) nParams += t.nElements;
