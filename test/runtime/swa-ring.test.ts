@@ -93,6 +93,24 @@ for (const name of ['gemma2-f16', 'gemma3-f16', 'gemma3-q8_0', 'gemma4-f32']) {
   }
 }
 
+// a quantized cache (q8_0 keys and values, flash attention) through the ring: the same rows, the same bits
+test('swa ring gemma3-q8_0 with a q8_0 KV cache: equal to the full cache bit for bit past the wrap', async () => {
+  await withModel('gemma3-q8_0', async (model) => {
+    const opts = { nCtx: N_CTX, nBatch: N_BATCH, kvType: 'q8_0' as const, flashAttn: 'on' as const };
+    const ring = new Context(model, opts), full = new Context(model, { ...opts, swaFull: true });
+    try {
+      assert.ok(ring.swaRing && !full.swaRing);
+      const { tokens } = await ringStream(model, 'gemma3-q8_0');
+      let a = await ring.decode(tokens.slice(0, 40), true), b = await full.decode(tokens.slice(0, 40), true);
+      assert.equal(firstDiff(a, b), -1, 'prompt');
+      for (let k = 40; k < 330; k++) {
+        a = await ring.decode([tokens[k]!]); b = await full.decode([tokens[k]!]);
+        assert.equal(firstDiff(a, b), -1, `position ${k}`);
+      }
+    } finally { ring.close(); full.close(); }
+  });
+});
+
 test('swa ring: memory (gemma3-f16 at 512 tokens: its sliding-window layers keep 320 rows, 256 + 16 rounded up to 64)', async () => {
   await withModel('gemma3-f16', async (model) => {
     const ring = new Context(model, { nCtx: N_CTX, nBatch: N_BATCH });
