@@ -5,7 +5,9 @@
 // first generated token. A measurement, not a unit test.
 //
 // Usage: npm run bench:memory -- [MODEL | --synthetic SHAPE:TYPE] [-n 1000] [--prompt 16]
-//          [--device NAME] [-t THREADS] [--kv-type f16|f32] [--json]
+//          [--device NAME] [-t THREADS] [--kv-type f16|f32] [--ctx N] [--swa-full] [--json]
+// --ctx: the context size (default prompt + generated); --swa-full: sliding-window layers keep full caches
+// instead of their rings (src/runtime/swa-ring.ts). The KV cache of the bound is what the context allocated.
 // Default model: --synthetic smollm2-135m:q4_0 (qwen3-0.6b:q4_k_m with the cpu device).
 
 import { spawnSync } from 'node:child_process';
@@ -49,6 +51,8 @@ async function main(): Promise<number> {
       device: { type: 'string' },
       threads: { type: 'string', short: 't' },
       'kv-type': { type: 'string' },
+      ctx: { type: 'string', short: 'c' },
+      'swa-full': { type: 'boolean' },
       json: { type: 'boolean' },
       'build-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -79,10 +83,11 @@ async function main(): Promise<number> {
   const device = await getDevice(deviceName, values.threads ? { threads: Number(values.threads) } : undefined);
   const file = openGguf(path);
   const model = loadModel(file, { device });
-  const nCtx = nPrompt + nGen;
-  const ctx = new Context(model, { nCtx, kvType });
+  const nCtx = values.ctx !== undefined ? Number(values.ctx) : nPrompt + nGen;
+  const ctx = new Context(model, { nCtx, kvType, swaFull: !!values['swa-full'] });
   const hp = model.hp;
-  const kvBytes = hp.nLayer * nCtx * hp.nHeadKv * (hp.headDimK + hp.headDimV) * (kvType === 'f16' ? 2 : 4);
+  // what the context allocated: the full layers' rows and the sliding-window rings
+  const kvBytes = ctx.kvBytesPerToken * ctx.kvCapacity + ctx.kvRingBytes;
   const afterLoad = procMem();
 
   const prompt = Array.from(randomTokens(nPrompt, hp.nVocab, 7));
