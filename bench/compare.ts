@@ -22,6 +22,7 @@ import { formatBytes, formatTps, markdownTable } from '../src/bench/format.js';
 import { numericsFrom } from '../src/cli/options.js';
 import { DEFAULT_NUMERICS } from '../src/backends/numerics.js';
 import { ggufEdgeEngine, runBench, type BenchEngine, type BenchResult, type BenchTest } from '../src/bench/runner.js';
+import { isKvType, isQuantizedKv, KV_TYPES, type KvType } from '../src/graph/kv-type.js';
 import { parseSyntheticSpec } from '../src/bench/shapes.js';
 import { syntheticModel } from '../src/bench/synthetic.js';
 import { enableRelaxedSimd } from '../src/backends/cpu/node-flags.js';
@@ -39,7 +40,7 @@ export function target(modelType: string, test: string, model = ''): number | un
   return undefined;
 }
 
-function llamaCppEngine(path: string, getL: () => Promise<Llama>, flashAttention: boolean): BenchEngine {
+function llamaCppEngine(path: string, getL: () => Promise<Llama>, flashAttention: boolean, kvType: KvType): BenchEngine {
   let model: LlamaModel | undefined;
   let ctx: LlamaContext | undefined;
   let timer: LlamaBenchTimer | undefined;
@@ -56,9 +57,11 @@ function llamaCppEngine(path: string, getL: () => Promise<Llama>, flashAttention
     async load(threads, nCtx, nBatch) {
       await release();
       const llama = await getL();
-      device = `cpu (llama.cpp ${llama.llamaCppRelease.release}${flashAttention ? ', FA' : ''})`;
+      device = `cpu (llama.cpp ${llama.llamaCppRelease.release}${flashAttention ? ', FA' : ''}${kvType !== 'f16' ? `, KV ${kvType}` : ''})`;
       model = await llama.loadModel({ modelPath: path });
-      ctx = await model.createContext({ contextSize: nCtx, batchSize: nBatch, threads, flashAttention, sequences: 1 });
+      // the same cache type as gguf-edge's (llama-bench -ctk/-ctv; node-llama-cpp names the ggml types in capitals)
+      const kv = kvType.toUpperCase();
+      ctx = await model.createContext({ contextSize: nCtx, batchSize: nBatch, threads, flashAttention, sequences: 1, experimentalKvCacheKeyType: kv, experimentalKvCacheValueType: kv });
       batch = nBatch;
       timer = llamaBenchTimer(ctx, ctx.getSequence());
     },
@@ -82,6 +85,7 @@ function llamaCppEngine(path: string, getL: () => Promise<Llama>, flashAttention
       if (tm.maxPosition() !== d + test.n - 1) throw new Error(`llama.cpp: the KV cache holds positions up to ${tm.maxPosition()} after ${d} + ${test.n} tokens`);
       return ms;
     },
+    kvTypes: () => ({ k: kvType, v: kvType }),
     async close() { await release(); },
   };
 }
@@ -104,6 +108,7 @@ async function main(): Promise<void> {
       numerics: { type: 'string' },
       'flash-attention': { type: 'boolean' },
       'no-flash-attention': { type: 'boolean' },
+      'kv-type': { type: 'string' },
       output: { type: 'string', short: 'o' },
       out: { type: 'string' },
       engines: { type: 'string' },
@@ -123,6 +128,9 @@ async function main(): Promise<void> {
   --no-flash-attention    llama.cpp without flash attention (default: on, its faster CPU setting;
                           --flash-attention says so explicitly). Recorded per llama.cpp row as
                           flash_attention (json) and in the report's header
+  --kv-type f16|q8_0|q4_0 KV cache type of both engines (default f16; llama.cpp's -ctk/-ctv through
+                          node-llama-cpp's experimentalKvCacheKeyType/ValueType; quantized needs flash
+                          attention). Rows carry type_k/type_v
   -o, --output md|json    ratio table (default) or the raw results as JSON
   --engines LIST          gguf-edge,llama.cpp (default both; one alone gives its absolute figures)
   --out FILE              also write the markdown report (command, machine, table) to FILE
@@ -145,6 +153,9 @@ async function main(): Promise<void> {
   };
   if (values['flash-attention'] && values['no-flash-attention']) throw new Error('--flash-attention and --no-flash-attention contradict each other');
   const fa = !values['no-flash-attention'];
+  const kvType = (values['kv-type'] ?? 'f16') as KvType;
+  if (!isKvType(kvType)) throw new Error(`--kv-type must be one of ${KV_TYPES.join(', ')}, got "${values['kv-type']}"`);
+  if (isQuantizedKv(kvType) && !fa) throw new Error(`--kv-type ${kvType} needs flash attention (llama.cpp refuses a quantized V cache without it)`);
   const which = (values.engines ?? 'gguf-edge,llama.cpp').split(',');
   if (which.length === 0 || which.some((w) => w !== 'gguf-edge' && w !== 'llama.cpp')) throw new Error(`--engines takes gguf-edge and/or llama.cpp, got "${values.engines}"`);
   const all: (BenchResult & { flash_attention?: boolean; timing?: 'llama-bench' })[] = [];
@@ -161,8 +172,8 @@ async function main(): Promise<void> {
     }
     process.stderr.write(`${label}: ${threads.join(',')} threads, -p ${pp.join(',')} -n ${tg.join(',')} -r ${reps}\n`);
     const engines: BenchEngine[] = [];
-    if (which.includes('gguf-edge')) engines.push(ggufEdgeEngine(path, deviceName, { numerics: numericsFrom(values) }));
-    if (which.includes('llama.cpp')) engines.push(llamaCppEngine(path, getL, fa));
+    if (which.includes('gguf-edge')) engines.push(ggufEdgeEngine(path, deviceName, { numerics: numericsFrom(values), kvType }));
+    if (which.includes('llama.cpp')) engines.push(llamaCppEngine(path, getL, fa, kvType));
     const res = await runBench(path, engines, {
       pp, tg, depths, threads, reps, label, onProgress: (m) => { if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${m}`); },
     });
@@ -187,7 +198,7 @@ async function main(): Promise<void> {
   const table = markdownTable(['model', 'size', 'threads', 'test', `gguf-edge (${deviceName}) t/s`, 'llama.cpp t/s', 'ratio', 'target', 'met'], rows,
     [false, true, true, true, true, true, true, false, false]);
   const cmd = `npm run bench:compare -- ${process.argv.slice(2).join(' ')}`.trim();
-  const peerNote = which.includes('llama.cpp') ? `llama.cpp: flash attention ${fa ? 'on' : 'off'}, timed as llama-bench (one llama_decode per batch)\n\n` : '';
+  const peerNote = which.includes('llama.cpp') ? `llama.cpp: flash attention ${fa ? 'on' : 'off'}, KV ${kvType}, timed as llama-bench (one llama_decode per batch)\n\n` : '';
   const report = `Command: \`${cmd}\`\n\nMachine: ${machine()}\n\nDate: ${new Date().toISOString()}\n\n${peerNote}${table}`;
   if (peerNote) process.stderr.write(peerNote);
   process.stdout.write(table);

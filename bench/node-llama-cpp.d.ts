@@ -17,7 +17,7 @@ declare module 'node-llama-cpp' {
   }
   export interface LlamaModel {
     readonly tokens: { readonly bos: Token | null; readonly eos: Token | null };
-    createContext(o: { contextSize?: number; batchSize?: number; threads?: number; flashAttention?: boolean; sequences?: number }): Promise<LlamaContext>;
+    createContext(o: { contextSize?: number; batchSize?: number; threads?: number; flashAttention?: boolean; sequences?: number; experimentalKvCacheKeyType?: string; experimentalKvCacheValueType?: string }): Promise<LlamaContext>;
     tokenize(text: string, specialTokens?: boolean): Token[];
     detokenize(tokens: readonly Token[], specialTokens?: boolean): string;
     isEogToken(token: Token): boolean;

@@ -47,5 +47,6 @@ export * from './norm';
 export * from './elementwise';
 export * from './rope';
 export * from './attention';
+export * from './attention-kvq';
 export * from './selftest';
 export * from './recurrent';

@@ -21,7 +21,7 @@ export function round_f16(i0: i32, i1: i32, x: usize, y: usize): void {
 // ---------------------------------------------------------------------------------------------
 // activation quantizers; rows [r0, r1) of n values, x row stride xs bytes, y row stride ys bytes
 // Q8_0 as ggml-cpu's x86 quantize_row_q8_0: d = amax/127 stored as f16, q = nearest_even(x * 127/amax)
-@inline function q8_0_block(x: usize, y: usize, sum: bool): void {
+@inline export function q8_0_block(x: usize, y: usize, sum: bool): void {
   const v0 = v128.load(x), v1 = v128.load(x, 16), v2 = v128.load(x, 32), v3 = v128.load(x, 48);
   const v4 = v128.load(x, 64), v5 = v128.load(x, 80), v6 = v128.load(x, 96), v7 = v128.load(x, 112);
   let m = f32x4.max(f32x4.max(f32x4.abs(v0), f32x4.abs(v1)), f32x4.max(f32x4.abs(v2), f32x4.abs(v3)));

@@ -6,10 +6,10 @@ import { ROW_TILE } from './tile';
 // ggml_vec_dot_q8_0_q8_0 on x86 (and tinyBLAS_Q0_AVX, same arithmetic): 8 int32 lanes per block (lane l =
 // values 4l..4l+3), each fused-multiply-added by d = d_w*d_a into its own f32 accumulator, hsum_float_8.
 // The lane sums (|s| <= 4*127*128) convert to f64 exactly.
-@inline function q8_0_lanes(w: usize, a: usize): v128 {
+@inline export function q8_0_lanes(w: usize, a: usize): v128 {
   return g4(i32x4.dot_i16x8_s(v128.load8x8_s(w, 2), v128.load8x8_s(a, 2)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 10), v128.load8x8_s(a, 10)));
 }
-@inline function q8_0_lanes_hi(w: usize, a: usize): v128 {
+@inline export function q8_0_lanes_hi(w: usize, a: usize): v128 {
   return g4(i32x4.dot_i16x8_s(v128.load8x8_s(w, 18), v128.load8x8_s(a, 18)), i32x4.dot_i16x8_s(v128.load8x8_s(w, 26), v128.load8x8_s(a, 26)));
 }
 @inline function dot_q8_0(w: usize, a: usize, ax: usize, nb: i32): f32 {

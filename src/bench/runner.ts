@@ -14,6 +14,7 @@ import { pickPhaseDevices } from '../sched/policy.js';
 import { openGguf } from '../gguf/open.js';
 import { metaArrayLength, metaNumber, metaString, type GgufFile } from '../gguf/reader.js';
 import { Context, type FlashAttnMode } from '../runtime/context.js';
+import type { KvType } from '../graph/kv-type.js';
 import { loadModel, type Model } from '../runtime/model.js';
 
 export interface BenchTest {
@@ -51,6 +52,9 @@ export interface BenchResult {
   sim_tps?: number;
   /** the engine ran attention with flash attention (only on rows of engines that report it) */
   flash_attn?: boolean;
+  /** KV cache element types, keys and values, as llama-bench names them (f16, q8_0, ...; rows of engines that report them) */
+  type_k?: string;
+  type_v?: string;
 }
 
 /** One engine under test. */
@@ -71,6 +75,8 @@ export interface BenchEngine {
   simulatedMs?(): number | undefined;
   /** after load: did the engine turn flash attention on (undefined: it does not say) */
   flashAttn?(): boolean | undefined;
+  /** the KV cache's key and value types after load (llama-bench's type_k / type_v) */
+  kvTypes?(): { k: string; v: string } | undefined;
   close(): Promise<void>;
 }
 
@@ -94,7 +100,7 @@ export function modelInfo(file: GgufFile): ModelInfo {
 export type BenchDevices = (threads: number) => Promise<{ host: Device; devices: Device[]; prefillDevice?: Device; decodeDevice?: Device; offloadMinBatch: number; policy?: 'manual' | 'auto' }>;
 
 /** gguf-edge on a registry device (or, with `devices`, on the phase setup it resolves). */
-export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?: 'f16' | 'f32'; numerics?: 'exact' | 'fast'; devices?: BenchDevices; flashAttn?: FlashAttnMode } = {}): BenchEngine {
+export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?: KvType; numerics?: 'exact' | 'fast'; devices?: BenchDevices; flashAttn?: FlashAttnMode } = {}): BenchEngine {
   let file: GgufFile | undefined;
   let model: Model | undefined;
   let ctx: Context | undefined;
@@ -146,6 +152,7 @@ export function ggufEdgeEngine(path: string, deviceName: string, opts: { kvType?
     },
     simulatedMs: () => lastSim,
     flashAttn: () => ctx?.flashAttn,
+    kvTypes: () => (ctx ? { k: ctx.kvType, v: ctx.kvType } : undefined),
     async close() { release(); },
   };
 }
@@ -241,6 +248,7 @@ export async function runBench(path: string, engines: BenchEngine[], o: RunBench
           avg_ms: ms.reduce((a, b) => a + b, 0) / Math.max(1, ms.length), samples_tps: tps,
           ...(sims[k]!.length ? { sim_tps: meanSd(sims[k]!.map((m) => (test.n * 1000) / m)).mean } : {}),
           ...(e.flashAttn?.() !== undefined ? { flash_attn: e.flashAttn!()! } : {}),
+          ...(e.kvTypes?.() !== undefined ? { type_k: e.kvTypes!()!.k, type_v: e.kvTypes!()!.v } : {}),
         });
       });
     }

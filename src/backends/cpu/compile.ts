@@ -13,7 +13,7 @@ import * as ref from '../reference/ops.js';
 import { gatedDeltaNet, ssmConv } from '../reference/recurrent.js';
 import type { CpuBuffer } from './buffer.js';
 import { profiled, profileKey } from './profile.js';
-import { oneRowOrder, typeId, wasmAttention, wasmFlashAttention, wasmMatmul, wasmMatmulId } from './policy.js';
+import { oneRowOrder, typeId, wasmAttention, wasmFlashAttention, wasmFlashAttentionQ8, wasmMatmul, wasmMatmulId } from './policy.js';
 import * as moe from '../reference/moe.js';
 import { flashAttentionKvq, hadamardRows, kvCacheView, kvqWorkspace, kvStoreQuant } from '../reference/attention-kvq.js';
 import { quantizedCache } from '../../graph/kv-type.js';
@@ -442,11 +442,13 @@ export class Compiler {
    * prompt batch, a decode step and several sequences' tokens (seqStride: the positions input holds cache rows).
    */
   private flashAttention(g: Graph, t: TensorDesc, at: (id: number) => Placement): (() => void) | null {
-    if (!wasmFlashAttention(g, t)) return null;
+    const q8 = wasmFlashAttentionQ8(g, t);
+    if (!q8 && !wasmFlashAttention(g, t)) return null;
     const rt = this.rt, pp = t.params, cacheSlots = g.tensors[t.src[1]!]!.shape[1]!, nTok = t.shape[1]!;
     const hd = pp.headDimK as number, stride = (pp.seqStride as number | undefined) ?? 0;
     const pos = this.i32(at(t.src[3]!), nTok);
-    rt.reserveAttentionFlash(hd);
+    if (q8) rt.reserveAttentionFlashQ8(hd);
+    else rt.reserveAttentionFlash(hd);
     // its own first property, so V8 gives these objects their own hidden classes: sharing attn_ggml's (whose
     // multi-sequence runner adds fields later) made that runner allocate per step once both had run
     const args: GgmlAttentionArgs & { flash: true } = {
@@ -463,7 +465,8 @@ export class Compiler {
         if (s > maxPos) maxPos = s;
       }
       args.maxPos = maxPos; args.pairs = pairs;
-      rt.attentionFlash(args);
+      if (q8) rt.attentionFlashQ8(args);
+      else rt.attentionFlash(args);
     };
   }
 

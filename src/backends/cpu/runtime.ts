@@ -145,6 +145,9 @@ export interface CpuRuntime {
   attentionFlash(args: GgmlAttentionArgs): void;
   /** reserves attentionFlash's scratch for a head size */
   reserveAttentionFlash(headDim: number): void;
+  /** flash attention over q8_0 K and V caches (kernels/attention-kvq.ts attn_flash_q8) */
+  attentionFlashQ8(args: GgmlAttentionArgs): void;
+  reserveAttentionFlashQ8(headDim: number): void;
   /** reserves attentionGgml's scratch for positions up to maxPos (and, given nKvHead, for batches), so later calls allocate nothing */
   reserveAttentionGgml(headDim: number, maxPos: number, nKvHead?: number): void;
   /** out[i] = row ids[i] of a (rows x cols) table of type wtype (any ggml type src/quant dequantizes, or a CpuLayout), as f32 */
@@ -307,6 +310,8 @@ class Runtime implements CpuRuntime {
   attentionGgml(p: GgmlAttentionArgs): void { this.attn.attentionGgml(p); }
   attentionFlash(p: GgmlAttentionArgs): void { this.attn.attentionFlash(p); }
   reserveAttentionFlash(headDim: number): void { this.attn.reserveFlash(headDim); }
+  attentionFlashQ8(p: GgmlAttentionArgs): void { this.attn.attentionFlashQ8(p); }
+  reserveAttentionFlashQ8(headDim: number): void { this.attn.reserveFlashQ8(headDim); }
 
   async close(): Promise<void> { await this.pool.close(); }
 }

@@ -8,7 +8,7 @@ import { ggufEdgeEngine, runBench } from '../../bench/runner.js';
 import { SHAPES, SYNTHETIC_TYPES, parseSyntheticSpec } from '../../bench/shapes.js';
 import { syntheticCacheDir, syntheticModel } from '../../bench/synthetic.js';
 import { progress } from '../progress.js';
-import { PHASE_HELP, flashAttn, numericsFrom, phaseOptions, phaseSetup } from '../options.js';
+import { PHASE_HELP, flashAttn, kvType as kvTypeOf, numericsFrom, phaseOptions, phaseSetup } from '../options.js';
 import { DEFAULT_NUMERICS } from '../../backends/numerics.js';
 
 const realShapes = Object.keys(SHAPES).filter((s) => !s.startsWith('tiny-'));
@@ -36,7 +36,9 @@ Engine:
   --device NAME              compute device (${deviceNames().join(', ')}; default ${defaultDeviceName()}: cpu when available)
   --numerics fast|exact      cpu matmul float order (default ${DEFAULT_NUMERICS}; exact = llama.cpp's bits, slower)
   -b, --batch N              largest batch evaluated at once (default 512, llama-bench's n_ubatch)
-  --kv-type f16|f32          KV cache element type (default f16)
+  --kv-type f16|f32|q8_0|q4_0
+                             KV cache element type, keys and values (llama-bench's -ctk/-ctv; default f16);
+                             q8_0 / q4_0 need flash attention (auto turns it on); json rows carry type_k/type_v
   --flash-attn on|off|auto   flash attention, llama-bench's -fa (default auto: on where the device prefers it,
                              which the cpu device does not: see gguf-edge run --help); json rows carry flash_attn
 
@@ -123,8 +125,7 @@ export const command: Command = {
     });
     const format = (values.output ?? 'md') as BenchFormat;
     if (!['md', 'json', 'csv'].includes(format)) throw Object.assign(new Error(`--output must be md, json or csv, got "${values.output}"`), { code: 'USAGE' });
-    const kvType = values['kv-type'] ?? 'f16';
-    if (kvType !== 'f16' && kvType !== 'f32') throw Object.assign(new Error(`--kv-type must be f16 or f32, got "${kvType}"`), { code: 'USAGE' });
+    const kvType = kvTypeOf(values);
     const pp = list(values['n-prompt'], 'n-prompt', [512]);
     const tg = list(values['n-gen'], 'n-gen', [128]);
     const depths = list(values['n-depth'], 'n-depth', [0]);
