@@ -6,6 +6,7 @@
 // gated attention), whose recurrent states are updated in place, qwen3moe (router softmax, top-k, mul_mat_id,
 // moe_sum; qwen35moe adds its sigmoid-gated shared expert), smollm3, gemma4 (per-layer inputs, KV-shared layers) and --numerics exact (qwen35-q4_k_m's 4-row Q4_K ssm_alpha/ssm_beta run the reference's
 // Q4_K dot there, llama.cpp's order for rows % 8 != 0).
+// Also with a quantized KV cache (q8_0, q4_0).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { probeAllocation } from '../helpers/alloc-probe.js';
@@ -34,14 +35,17 @@ for (const [name, numerics, attn] of ([['llama-q8_0', 'fast'], ['qwen3-q4_k_m', 
   ['qwen3moe-q4_k_m', 'fast'], ['qwen3moe-f32', 'fast'], ['qwen3moe-q8_0', 'exact'], ['smollm3-q4_0', 'fast'],
   ['gemma4-q4_0', 'fast'], ['gemma4-q4_k_m', 'exact'], ['qwen35moe-q4_k_m', 'fast'], ['qwen35moe-q8_0', 'exact'],
   // flash attention end to end (its kernels' cases: test/backends/cpu/decode-noalloc.test.ts, at one position)
-  ['qwen3-q4_k_m', 'fast', 'fa']] as const).map((e) => [e[0], e[1], (e as readonly string[])[2] ?? ''] as const)) {
+  ['qwen3-q4_k_m', 'fast', 'fa'],
+  // a quantized KV cache: q8_0 (the WASM kernel; the Hadamard rotation of heads of 64k) and q4_0 (the reference kernel)
+  ['qwen3-q4_k_m', 'fast', 'kv q8_0'], ['gemma2-q4_k', 'exact', 'kv q8_0'], ['llama-q8_0', 'fast', 'kv q4_0']] as const).map((e) => [e[0], e[1], (e as readonly string[])[2] ?? ''] as const)) {
   test(`Context.decode, ${name} (${numerics}${attn ? `, ${attn}` : ''}): 1,000 tokens allocate nothing`, async () => {
     const device = numerics === 'fast' ? fast : exact;
     const file = openGguf(fixture(`parity/${name}.gguf`));
     try {
       const model = loadModel(file, { device });
       // room for the prompt, the warm-up and the 1,000 measured tokens
-      const ctx = new Context(model, { nCtx: 4096 + 1024, ...(attn ? { flashAttn: 'on' as const } : {}) });
+      const opts = attn === 'fa' ? { flashAttn: 'on' as const } : attn.startsWith('kv ') ? { kvType: attn.slice(3) as 'q8_0' | 'q4_0' } : {};
+      const ctx = new Context(model, { nCtx: 4096 + 1024, ...opts });
       let logits = await ctx.decode([1, 2, 3, 4, 5]);
       const tok = [argmax(logits)];
       // one token: the context's synchronous path (it returns a promise already resolved)

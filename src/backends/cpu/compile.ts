@@ -442,7 +442,7 @@ export class Compiler {
    * prompt batch, a decode step and several sequences' tokens (seqStride: the positions input holds cache rows).
    */
   private flashAttention(g: Graph, t: TensorDesc, at: (id: number) => Placement): (() => void) | null {
-    const q8 = wasmFlashAttentionQ8(g, t);
+    const q8 = wasmFlashAttentionQ8(g, t), q4 = q8 && g.tensors[t.src[1]!]!.dtype === GgmlType.Q4_0;
     if (!q8 && !wasmFlashAttention(g, t)) return null;
     const rt = this.rt, pp = t.params, cacheSlots = g.tensors[t.src[1]!]!.shape[1]!, nTok = t.shape[1]!;
     const hd = pp.headDimK as number, stride = (pp.seqStride as number | undefined) ?? 0;
@@ -465,7 +465,7 @@ export class Compiler {
         if (s > maxPos) maxPos = s;
       }
       args.maxPos = maxPos; args.pairs = pairs;
-      if (q8) rt.attentionFlashQ8(args);
+      if (q8) rt.attentionFlashQ8(args, q4);
       else rt.attentionFlash(args);
     };
   }

@@ -67,10 +67,10 @@ export function wasmFlashAttention(g: Graph, t: TensorDesc): boolean {
   return kc.dtype === 'f16' && vc.dtype === 'f16' && hd === p.headDimV && hd % 4 === 0;
 }
 
-/** attn_flash_q8 computes this flash-attention node (q8_0 K and V caches, equal K/V head sizes of 32k) */
+/** attn_flash_q8 computes this flash-attention node (q8_0 or q4_0 K and V caches of one type, equal K/V head sizes of 32k) */
 export function wasmFlashAttentionQ8(g: Graph, t: TensorDesc): boolean {
   const kc = g.tensors[t.src[1]!]!, vc = g.tensors[t.src[2]!]!, p = t.params, hd = p.headDimK as number;
-  return kc.dtype === GgmlType.Q8_0 && vc.dtype === GgmlType.Q8_0 && hd === p.headDimV && hd % 32 === 0;
+  return (kc.dtype === GgmlType.Q8_0 || kc.dtype === GgmlType.Q4_0) && vc.dtype === kc.dtype && hd === p.headDimV && hd % 32 === 0;
 }
 
 /** attn_ggml computes this attention node (f16 caches, equal K/V head sizes, heads of 16k; softcap or not) */

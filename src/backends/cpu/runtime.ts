@@ -145,8 +145,8 @@ export interface CpuRuntime {
   attentionFlash(args: GgmlAttentionArgs): void;
   /** reserves attentionFlash's scratch for a head size */
   reserveAttentionFlash(headDim: number): void;
-  /** flash attention over q8_0 K and V caches (kernels/attention-kvq.ts attn_flash_q8) */
-  attentionFlashQ8(args: GgmlAttentionArgs): void;
+  /** flash attention over q8_0 (q4: q4_0) K and V caches (kernels/attention-kvq.ts attn_flash_q8) */
+  attentionFlashQ8(args: GgmlAttentionArgs, q4?: boolean): void;
   reserveAttentionFlashQ8(headDim: number): void;
   /** reserves attentionGgml's scratch for positions up to maxPos (and, given nKvHead, for batches), so later calls allocate nothing */
   reserveAttentionGgml(headDim: number, maxPos: number, nKvHead?: number): void;
@@ -310,7 +310,7 @@ class Runtime implements CpuRuntime {
   attentionGgml(p: GgmlAttentionArgs): void { this.attn.attentionGgml(p); }
   attentionFlash(p: GgmlAttentionArgs): void { this.attn.attentionFlash(p); }
   reserveAttentionFlash(headDim: number): void { this.attn.reserveFlash(headDim); }
-  attentionFlashQ8(p: GgmlAttentionArgs): void { this.attn.attentionFlashQ8(p); }
+  attentionFlashQ8(p: GgmlAttentionArgs, q4 = false): void { this.attn.attentionFlashQ8(p, q4); }
   reserveAttentionFlashQ8(headDim: number): void { this.attn.reserveFlashQ8(headDim); }
 
   async close(): Promise<void> { await this.pool.close(); }

@@ -11,11 +11,9 @@
 // f16 path: Q rounded to f16 and ggml_vec_dot_f16, or the f16 accumulator.
 
 import { GgmlType } from '../../gguf/ggml-types.js';
-import { dequantizeRow } from '../../quant/dequantize.js';
-import { F16_TO_F32, f32ToF16 } from '../../quant/float16.js';
-import { quantizer } from '../../quant/quantize.js';
+import { F16_TO_F32, f16FromF32Bits, f32ToF16 } from '../../quant/float16.js';
 import { fmaf } from '../../quant/rounding.js';
-import { quantizeActivations, vecDot } from '../../quant/vec-dot.js';
+import { quantizeActivations } from '../../quant/vec-dot.js';
 import { dotF16Vec } from './f16-dot.js';
 import { expf, tanhf } from './libm.js';
 import type { AttentionParams } from './ops.js';
@@ -45,36 +43,77 @@ export function kvBytes(type: number, n: number): number {
   return type === GgmlType.Q8_0 ? (n / 32) * 34 : type === GgmlType.Q4_0 ? (n / 32) * 18 : n * (type === GgmlType.F16 ? 2 : 4);
 }
 
-const quantQ4_0 = quantizer(GgmlType.Q4_0);
+// quantize_row_q4_0_ref: d = (the value of largest magnitude) / -8, q = min(15, (int8)(x/d + 8.5)); written out
+// here with the f16 bits taken from a scratch word, so a decode step boxes no double (src/quant's quantizer
+// passes its scale through calls V8 may not inline)
+const f32w = new Float32Array(1), u32w = new Uint32Array(f32w.buffer);
+function quantRowQ4_0(x: Float32Array, xo: number, y: Uint8Array, yo: number, n: number): void {
+  for (let b = 0; b < n; b += 32, xo += 32, yo += 18) {
+    let amax = 0, max = 0;
+    for (let j = 0; j < 32; j++) {
+      const v = x[xo + j]!;
+      if (amax < Math.abs(v)) { amax = Math.abs(v); max = v; }
+    }
+    const d = f(max / -8);
+    const id = d !== 0 ? f(1 / d) : 0;
+    f32w[0] = d;
+    const h = f16FromF32Bits(u32w[0]!);
+    y[yo] = h & 0xff; y[yo + 1] = h >>> 8;
+    for (let j = 0; j < 16; j++) {
+      // x/d lies in [-8, 8], so x/d + 8.5 > 0 and (int8_t) truncation is | 0
+      const q0 = Math.min(15, f(f(x[xo + j]! * id) + 8.5) | 0);
+      const q1 = Math.min(15, f(f(x[xo + 16 + j]! * id) + 8.5) | 0);
+      y[yo + 2 + j] = q0 | (q1 << 4);
+    }
+  }
+}
 
 /** Writes f32 rows into a quantized cache at rows pos[t] (rowLen values each, whole 32-value blocks). */
 export function kvStoreQuant(cache: Uint8Array, type: number, x: Float32Array, rowLen: number, nTok: number, pos: Int32Array): void {
   const rb = kvBytes(type, rowLen);
   for (let t = 0; t < nTok; t++) {
     if (type === GgmlType.Q8_0) quantizeActivations(GgmlType.Q8_0, x, t * rowLen, cache, pos[t]! * rb, rowLen, 'x86');
-    else quantQ4_0(x, t * rowLen, cache, pos[t]! * rb, rowLen);
+    else quantRowQ4_0(x, t * rowLen, cache, pos[t]! * rb, rowLen);
   }
 }
 
-// ggml_vec_dot_q4_0_q8_0 on x86 (AVX2): the nibbles unpacked to bytes - 8 (values 0..15 from the low nibbles,
-// 16..31 from the high ones), then the q8_0 x86 arithmetic: lane l sums values 4l..4l+3 in int32, an f32 FMA
-// by d = x.d*y.d per lane across blocks, hsum_float_8.
+// ggml_vec_dot_q8_0_q8_0 / ggml_vec_dot_q4_0_q8_0 on x86 (AVX2): lane l sums values 4l..4l+3 in int32 (q4_0: the
+// nibbles unpacked to bytes - 8, values 0..15 from the low nibbles, 16..31 from the high ones), an f32 FMA by
+// d = x.d*y.d per lane across blocks, hsum_float_8. The result goes to dotOut[0] (a returned double would be
+// boxed by a call V8 does not inline: a decode step allocates nothing).
 const lanes = new Float64Array(8);
-export function dotQ4_0Q8_0x86(n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): number {
+const dotOut = new Float64Array(1);
+function dotKQ(q4: boolean, n: number, w: Uint8Array, wo: number, a: Uint8Array, ao: number): void {
   lanes.fill(0);
-  for (let ib = 0; ib < n / 32; ib++, wo += 18, ao += 34) {
+  const bw = q4 ? 18 : 34;
+  for (let ib = 0; ib < n / 32; ib++, wo += bw, ao += 34) {
     const d = f(F16_TO_F32[w[wo]! | (w[wo + 1]! << 8)]! * F16_TO_F32[a[ao]! | (a[ao + 1]! << 8)]!);
     for (let l = 0; l < 8; l++) {
       let s = 0;
       for (let e = 4 * l; e < 4 * l + 4; e++) {
-        const b = w[wo + 2 + (e & 15)]!;
-        s += ((e < 16 ? b & 15 : b >> 4) - 8) * ((a[ao + 2 + e]! << 24) >> 24);
+        let x: number;
+        if (q4) { const b = w[wo + 2 + (e & 15)]!; x = (e < 16 ? b & 15 : b >> 4) - 8; } else x = (w[wo + 2 + e]! << 24) >> 24;
+        s += x * ((a[ao + 2 + e]! << 24) >> 24);
       }
       lanes[l] = fmaf(d, s, lanes[l]!);
     }
   }
   const r0 = f(lanes[0]! + lanes[4]!), r1 = f(lanes[1]! + lanes[5]!), r2 = f(lanes[2]! + lanes[6]!), r3 = f(lanes[3]! + lanes[7]!);
-  return f(f(r0 + r2) + f(r1 + r3));
+  dotOut[0] = f(f(r0 + r2) + f(r1 + r3));
+}
+
+/** dequantize_row_q8_0 / _q4_0 (q * d and (q - 8) * d, exact in f32) of n values into y */
+function dequantKV(q4: boolean, src: Uint8Array, o: number, y: Float32Array, n: number): void {
+  for (let b = 0; b < n; b += 32) {
+    const d = F16_TO_F32[src[o]! | (src[o + 1]! << 8)]!;
+    if (q4) {
+      for (let j = 0; j < 16; j++) { const v = src[o + 2 + j]!; y[b + j] = ((v & 15) - 8) * d; y[b + 16 + j] = ((v >> 4) - 8) * d; }
+      o += 18;
+    } else {
+      for (let j = 0; j < 32; j++) y[b + j] = ((src[o + 2 + j]! << 24) >> 24) * d;
+      o += 34;
+    }
+  }
 }
 
 /** Buffers flashAttentionKvq() works in (reuse them to allocate nothing per call). */
@@ -110,7 +149,8 @@ export function flashAttentionKvq(q: Float32Array, nTok: number, rows: Int32Arra
         let x: number;
         if (kQuant) {
           const ko = j * rowK + kvh * headK;
-          x = k.type === GgmlType.Q8_0 ? vecDot(GgmlType.Q8_0, dk, k.bytes, ko, qq, 0) : dotQ4_0Q8_0x86(dk, k.bytes, ko, qq, 0);
+          dotKQ(k.type === GgmlType.Q4_0, dk, k.bytes, ko, qq, 0);
+          x = dotOut[0]!;
         } else {
           const ko = j * dk * nHeadKv + kvh * dk;
           for (let i = 0; i < dk; i++) kr[i] = k.u16 ? F16_TO_F32[k.u16[ko + i]!]! : F16_TO_F32[f32ToF16(k.f32![ko + i]!)]!;
@@ -128,7 +168,7 @@ export function flashAttentionKvq(q: Float32Array, nTok: number, rows: Int32Arra
           vs = expf(f(x - m));
         }
         if (vQuant) {
-          dequantizeRow(v.type, v.bytes, j * rowV + kvh * headV, vf, 0, dv);
+          dequantKV(v.type === GgmlType.Q4_0, v.bytes, j * rowV + kvh * headV, vf, dv);
           for (let i = 0; i < dv; i++) vkq[i] = fmaf(vf[i]!, vs, vkq[i]!);
         } else {
           const vo = j * dv * nHeadKv + kvh * dv;

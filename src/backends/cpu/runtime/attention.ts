@@ -56,7 +56,7 @@ export function flashAttnScratchBytes(headDim: number): number {
 
 /** attn_flash_q8's scratch per thread: the q8_0 query head (rounded to 16 bytes) and the f32 accumulator */
 export function flashQ8ScratchBytes(headDim: number): number {
-  return alignUp(alignUp((headDim / 32) * 34, 16) + headDim * 4, 64);
+  return alignUp(alignUp((headDim / 32) * 34, 16) + 48 + headDim * 4, 64);
 }
 
 export class Attention {
@@ -124,10 +124,10 @@ export class Attention {
   }
 
   /**
-   * Flash attention over q8_0 K and V caches (kernels/attention-kvq.ts attn_flash_q8): llama.cpp's numerics for a
-   * q8_0 KV cache, the same arithmetic for every token (batch, decode step, several sequences).
+   * Flash attention over q8_0 (q4: q4_0) K and V caches (kernels/attention-kvq.ts attn_flash_q8): llama.cpp's
+   * numerics for a quantized KV cache, the same arithmetic for every token (batch, decode step, several sequences).
    */
-  attentionFlashQ8(p: GgmlAttentionArgs): void {
+  attentionFlashQ8(p: GgmlAttentionArgs, q4 = false): void {
     const { nTokens, nHead, nKvHead, headDim } = p;
     if (nHead % nKvHead) throw new CpuRuntimeError('BAD_SHAPE', `${nHead} heads do not share ${nKvHead} kv heads evenly`);
     if (headDim % 32) throw new CpuRuntimeError('BAD_SHAPE', `q8_0 heads of ${headDim} values are not whole 32-value blocks`);
@@ -140,14 +140,14 @@ export class Attention {
     const pp = this.params.grow(abi.PARAM_BLOCK_BYTES);
     const i32 = this.heap.i32All(), f32 = this.heap.f32All(), b = pp >> 2;
     i32[b + (abi.AG_Q >> 2)] = p.q; i32[b + (abi.AG_Q_STRIDE >> 2)] = nHead * headDim * 4;
-    i32[b + (abi.AG_K >> 2)] = p.k; i32[b + (abi.AG_V >> 2)] = p.v; i32[b + (abi.AG_KV_STRIDE >> 2)] = nKvHead * (headDim / 32) * 34;
+    i32[b + (abi.AG_K >> 2)] = p.k; i32[b + (abi.AG_V >> 2)] = p.v; i32[b + (abi.AG_KV_STRIDE >> 2)] = nKvHead * (headDim / 32) * (q4 ? 18 : 34);
     i32[b + (abi.AG_OUT >> 2)] = p.out; i32[b + (abi.AG_OUT_STRIDE >> 2)] = nHead * headDim * 4;
     i32[b + (abi.AG_N_HEAD >> 2)] = nHead; i32[b + (abi.AG_GQA >> 2)] = nHead / nKvHead; i32[b + (abi.AG_HEAD_DIM >> 2)] = headDim;
     f32[b + (abi.AG_SCALE >> 2)] = p.scale; i32[b + (abi.AG_WINDOW >> 2)] = p.window; i32[b + (abi.AG_POSITIONS >> 2)] = p.positions;
     i32[b + (abi.AG_SCRATCH >> 2)] = scr; i32[b + (abi.AG_SCRATCH_BYTES >> 2)] = perThread;
     i32[b + (abi.AG_SLICE >> 2)] = slice; i32[b + (abi.AG_BATCH >> 2)] = 0;
     f32[b + (abi.AG_SOFTCAP >> 2)] = p.softcap ?? 0;
-    i32[b + (abi.AG_SEQ_STRIDE >> 2)] = p.seqStride ?? 0; i32[b + (abi.AG_KV_BASE >> 2)] = 0;
+    i32[b + (abi.AG_SEQ_STRIDE >> 2)] = p.seqStride ?? 0; i32[b + (abi.AG_KV_BASE >> 2)] = 0; i32[b + (abi.AG_KV_Q4 >> 2)] = q4 ? 1 : 0;
     this.pool.dispatch(KERNEL_INDEX.attn_flash_q8, items, 1, work, pp);
   }
 
