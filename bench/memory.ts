@@ -5,7 +5,7 @@
 // first generated token. A measurement, not a unit test.
 //
 // Usage: npm run bench:memory -- [MODEL | --synthetic SHAPE:TYPE] [-n 1000] [--prompt 16]
-//          [--device NAME] [-t THREADS] [--kv-type f16|f32] [--ctx N] [--swa-full] [--json]
+//          [--device NAME] [-t THREADS] [--kv-type f16|f32|q8_0|q4_0] [--ctx N] [--swa-full] [--json]
 // --ctx: the context size (default prompt + generated); --swa-full: sliding-window layers keep full caches
 // instead of their rings (src/runtime/swa-ring.ts). The KV cache of the bound is what the context allocated.
 // Default model: --synthetic smollm2-135m:q4_0 (qwen3-0.6b:q4_k_m with the cpu device).
@@ -21,6 +21,7 @@ import { parseSyntheticSpec } from '../src/bench/shapes.js';
 import { syntheticModel } from '../src/bench/synthetic.js';
 import { openGguf } from '../src/gguf/open.js';
 import { Context } from '../src/runtime/context.js';
+import { isKvType, KV_TYPES, type KvType } from '../src/graph/kv-type.js';
 import { loadModel } from '../src/runtime/model.js';
 import { argmax } from '../src/runtime/sampler.js';
 import { enableRelaxedSimd } from '../src/backends/cpu/node-flags.js';
@@ -65,7 +66,8 @@ async function main(): Promise<number> {
   const deviceName = values.device ?? defaultDeviceName();
   const nGen = Number(values['n-gen'] ?? 1000);
   const nPrompt = Number(values.prompt ?? 16);
-  const kvType = (values['kv-type'] ?? 'f16') as 'f16' | 'f32';
+  const kvType = (values['kv-type'] ?? 'f16') as KvType;
+  if (!isKvType(kvType)) throw new Error(`--kv-type must be one of ${KV_TYPES.join(', ')}, got "${kvType}"`);
   let path = positionals[0];
   let label = path;
   if (!path) {

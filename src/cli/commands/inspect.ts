@@ -8,7 +8,7 @@ import { estimateMemory, summarize, type MemoryEstimate } from '../../runtime/es
 import { getDevice } from '../../backends/registry.js';
 import { kvType, num, usage } from '../options.js';
 
-const help = `Usage: gguf-edge inspect MODEL [--json] [--all] [-c N] [-b N] [--kv-type f16|f32] [--swa-full]
+const help = `Usage: gguf-edge inspect MODEL [--json] [--all] [-c N] [-b N] [--kv-type f16|f32|q8_0|q4_0] [--swa-full]
 
 Prints a GGUF file's header: version, metadata (key = value) and the tensor table
 (name, type, shape in GGUF order ne0 first, byte offset, size), after a summary of the model: parameter
@@ -27,7 +27,7 @@ Options:
   --all              print long arrays (e.g. the vocabulary) in full instead of a short preview
   -c, --ctx N        context size of the memory estimate (default as run: min(4096, training context))
   -b, --batch N      batch size of the estimate (default 512, at most the context)
-  --kv-type f16|f32  KV cache element type of the estimate (default f16)
+  --kv-type f16|f32|q8_0|q4_0  KV cache element type of the estimate (default f16)
   --swa-full         estimate with full-size caches for the sliding-window layers (as run --swa-full)
   -h, --help         show this help`;
 
