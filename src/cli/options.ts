@@ -83,15 +83,14 @@ export function contextHelp(): string {
                              q8_0 (34 bytes per 32 values, ~53% of f16) and q4_0 (18 bytes, ~28%) are stored as
                              llama.cpp quantizes them and need flash attention (auto turns it on; off is refused)
   --flash-attn on|off|auto   flash attention, llama.cpp's -fa with its numerics (online softmax, f16 accumulator;
-/** --swa-full: the sliding-window layers keep full-size caches (ContextOptions.swaFull) */
-export function swaFull(v: Values): boolean {
-  return v['swa-full'] === true;
-}
-
                              no n_ctx x n_tokens score matrix). auto (default): on where the device prefers it,
                              or with a quantized --kv-type; the reference and cpu devices run it when on, but
                              auto leaves it off there for f16/f32 caches (slower than their non-flash path: WASM
                              emulates llama.cpp's FMAs and f16 roundings)
+  --swa-full                 sliding-window layers (gemma2/3/4) keep full-size caches, llama.cpp's --swa-full.
+                             Default: a ring of window + batch rows (padded to 256, its first window rows
+                             mirrored; on the cpu and reference devices), which cannot give back what it
+                             overwrote: a cached prompt prefix reaching back past the window is evaluated again
   --device NAME              compute device (${deviceNames().join(', ')}; default ${DEFAULT_DEVICE})
   -t, --threads N            threads for the cpu device (default: available cores)
   --numerics fast|exact      cpu matmul float order (default ${DEFAULT_NUMERICS}): fast (free-order Q8_0/Q4_0/Q4_K
