@@ -16,7 +16,7 @@ import { q8_0_lanes, q8_0_lanes_hi } from './mm/q8_0';
 // in two roundings. Output VKQ * f32(1 / S). A q4_0 block is first unpacked to a q8_0-shaped block of
 // nibble - 8 values (ggml's x86 q4_0 dot has the same lanes). Same parameter block as attn_flash (AG_*;
 // AG_KV_STRIDE = bytes per cache row). Head size % 32 == 0. Scratch per thread: the quantized query (head/32 *
-// 34 bytes, rounded to 16), one unpacked block (48 bytes) and the accumulator (head f32).
+// 34 bytes, rounded to 16), a K row unpacked from q4_0 (the same size) and the accumulator (head f32).
 export function attn_flash_q8(r0: i32, r1: i32, pp: usize): void {
   const q = <usize>load<i32>(pp, AG_Q), qs = <usize>load<i32>(pp, AG_Q_STRIDE), k = <usize>load<i32>(pp, AG_K), v = <usize>load<i32>(pp, AG_V);
   const kvs = <usize>load<i32>(pp, AG_KV_STRIDE), o = <usize>load<i32>(pp, AG_OUT), os = <usize>load<i32>(pp, AG_OUT_STRIDE);
@@ -28,7 +28,7 @@ export function attn_flash_q8(r0: i32, r1: i32, pp: usize): void {
   const q4 = load<i32>(pp, AG_KV_Q4) != 0, bb: usize = q4 ? 18 : 34;
   const nb = hd >> 5, headBytes = <usize>nb * bb, qBytes = <usize>nb * 34;
   const scr = <usize>load<i32>(pp, AG_SCRATCH) + <usize>(r0 / slice) * <usize>load<i32>(pp, AG_SCRATCH_BYTES);
-  const qq = scr, ub = scr + ((qBytes + 15) & ~15), acc = ub + 48;
+  const qb = (qBytes + 15) & ~15, qq = scr, ub = scr + qb, acc = ub + qb;
   const hb = <usize>hd << 2;
   for (let r = r0; r < r1; r++) {
     const t = r / nHead, h = r - t * nHead;
@@ -101,22 +101,8 @@ export function attn_flash_q8(r0: i32, r1: i32, pp: usize): void {
   v128.store(u + 18, i8x16.sub(i8x16.shr_u(raw, 4), eight));
   return u;
 }
-// ggml_vec_dot_q4_0_q8_0 (x86): the same lanes as the q8_0 dot on the unpacked values
+// ggml_vec_dot_q4_0_q8_0 (x86): the same lanes as the q8_0 dot, on the row's blocks unpacked to q8_0 shape at u
 @inline function dot_q4_0_q8_0(w: usize, a: usize, nb: i32, u: usize): f32 {
-  let c0 = f64x2.splat(0), c1 = c0, c2 = c0, c3 = c0;
-  for (let b = 0; b < nb; b++) {
-    unpack_q4_0(w, u);
-    const dd = f64x2.splat(<f64>(h2f(load<u16>(u)) * h2f(load<u16>(a))));
-    const lo = q8_0_lanes(u, a), hi = q8_0_lanes_hi(u, a);
-    const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(lo), dd), p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(lo, lo, 2, 3, 0, 1)), dd);
-    const p2 = f64x2.mul(f64x2.convert_low_i32x4_s(hi), dd), p3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(hi, hi, 2, 3, 0, 1)), dd);
-    const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1), s2 = f64x2.add(p2, c2), s3 = f64x2.add(p3, c3);
-    if (tie_any(s0, s1, s2, s3)) {
-      c0 = fma2_tie(p0, c0); c1 = fma2_tie(p1, c1); c2 = fma2_tie(p2, c2); c3 = fma2_tie(p3, c3);
-    } else {
-      c0 = round2(s0); c1 = round2(s1); c2 = round2(s2); c3 = round2(s3);
-    }
-    w += 18; a += 34;
-  }
-  return hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3));
+  for (let b: usize = 0; b < <usize>nb; b++) unpack_q4_0(w + b * 18, u + b * 34);
+  return dot_q8_0_q8_0(u, a, nb);
 }

@@ -54,9 +54,9 @@ export function flashAttnScratchBytes(headDim: number): number {
   return alignUp(2 * headDim * 4, 64);
 }
 
-/** attn_flash_q8's scratch per thread: the q8_0 query head (rounded to 16 bytes) and the f32 accumulator */
+/** attn_flash_q8's scratch per thread: the q8_0 query head and a q4_0 K row unpacked (each rounded to 16 bytes), the f32 accumulator */
 export function flashQ8ScratchBytes(headDim: number): number {
-  return alignUp(alignUp((headDim / 32) * 34, 16) + 48 + headDim * 4, 64);
+  return alignUp(2 * alignUp((headDim / 32) * 34, 16) + headDim * 4, 64);
 }
 
 export class Attention {
@@ -103,17 +103,7 @@ export class Attention {
     const slice = Math.ceil(items / threads);
     const perThread = flashAttnScratchBytes(headDim);
     const scr = this.scratch.grow(perThread * this.threads);
-    const pp = this.params.grow(abi.PARAM_BLOCK_BYTES);
-    const i32 = this.heap.i32All(), f32 = this.heap.f32All(), b = pp >> 2;
-    i32[b + (abi.AG_Q >> 2)] = p.q; i32[b + (abi.AG_Q_STRIDE >> 2)] = nHead * headDim * 4;
-    i32[b + (abi.AG_K >> 2)] = p.k; i32[b + (abi.AG_V >> 2)] = p.v; i32[b + (abi.AG_KV_STRIDE >> 2)] = nKvHead * headDim * 2;
-    i32[b + (abi.AG_OUT >> 2)] = p.out; i32[b + (abi.AG_OUT_STRIDE >> 2)] = nHead * headDim * 4;
-    i32[b + (abi.AG_N_HEAD >> 2)] = nHead; i32[b + (abi.AG_GQA >> 2)] = nHead / nKvHead; i32[b + (abi.AG_HEAD_DIM >> 2)] = headDim;
-    f32[b + (abi.AG_SCALE >> 2)] = p.scale; i32[b + (abi.AG_WINDOW >> 2)] = p.window; i32[b + (abi.AG_POSITIONS >> 2)] = p.positions;
-    i32[b + (abi.AG_SCRATCH >> 2)] = scr; i32[b + (abi.AG_SCRATCH_BYTES >> 2)] = perThread;
-    i32[b + (abi.AG_SLICE >> 2)] = slice; i32[b + (abi.AG_BATCH >> 2)] = 0;
-    f32[b + (abi.AG_SOFTCAP >> 2)] = p.softcap ?? 0;
-    i32[b + (abi.AG_SEQ_STRIDE >> 2)] = p.seqStride ?? 0; i32[b + (abi.AG_KV_BASE >> 2)] = 0;
+    const pp = this.writeParams(p, nKvHead * headDim * 2, scr, perThread, slice, false, 0, false);
     this.pool.dispatch(KERNEL_INDEX.attn_flash, items, 1, work, pp);
   }
 
@@ -137,17 +127,7 @@ export class Attention {
     const slice = Math.ceil(items / threads);
     const perThread = flashQ8ScratchBytes(headDim);
     const scr = this.scratch.grow(perThread * this.threads);
-    const pp = this.params.grow(abi.PARAM_BLOCK_BYTES);
-    const i32 = this.heap.i32All(), f32 = this.heap.f32All(), b = pp >> 2;
-    i32[b + (abi.AG_Q >> 2)] = p.q; i32[b + (abi.AG_Q_STRIDE >> 2)] = nHead * headDim * 4;
-    i32[b + (abi.AG_K >> 2)] = p.k; i32[b + (abi.AG_V >> 2)] = p.v; i32[b + (abi.AG_KV_STRIDE >> 2)] = nKvHead * (headDim / 32) * (q4 ? 18 : 34);
-    i32[b + (abi.AG_OUT >> 2)] = p.out; i32[b + (abi.AG_OUT_STRIDE >> 2)] = nHead * headDim * 4;
-    i32[b + (abi.AG_N_HEAD >> 2)] = nHead; i32[b + (abi.AG_GQA >> 2)] = nHead / nKvHead; i32[b + (abi.AG_HEAD_DIM >> 2)] = headDim;
-    f32[b + (abi.AG_SCALE >> 2)] = p.scale; i32[b + (abi.AG_WINDOW >> 2)] = p.window; i32[b + (abi.AG_POSITIONS >> 2)] = p.positions;
-    i32[b + (abi.AG_SCRATCH >> 2)] = scr; i32[b + (abi.AG_SCRATCH_BYTES >> 2)] = perThread;
-    i32[b + (abi.AG_SLICE >> 2)] = slice; i32[b + (abi.AG_BATCH >> 2)] = 0;
-    f32[b + (abi.AG_SOFTCAP >> 2)] = p.softcap ?? 0;
-    i32[b + (abi.AG_SEQ_STRIDE >> 2)] = p.seqStride ?? 0; i32[b + (abi.AG_KV_BASE >> 2)] = 0; i32[b + (abi.AG_KV_Q4 >> 2)] = q4 ? 1 : 0;
+    const pp = this.writeParams(p, nKvHead * (headDim / 32) * (q4 ? 18 : 34), scr, perThread, slice, false, 0, q4);
     this.pool.dispatch(KERNEL_INDEX.attn_flash_q8, items, 1, work, pp);
   }
 
@@ -161,23 +141,14 @@ export class Attention {
     const slice = Math.ceil(items / threads);
     const perThread = ggmlAttnScratchBytes(headDim, p.maxPos);
     const scr = this.scratch.grow(perThread * this.threads);
-    const pp = this.params.grow(abi.PARAM_BLOCK_BYTES);
-    const i32 = this.heap.i32All(), f32 = this.heap.f32All(), b = pp >> 2;
-    i32[b + (abi.AG_Q >> 2)] = p.q; i32[b + (abi.AG_Q_STRIDE >> 2)] = nHead * headDim * 4;
-    i32[b + (abi.AG_K >> 2)] = p.k; i32[b + (abi.AG_V >> 2)] = p.v; i32[b + (abi.AG_KV_STRIDE >> 2)] = nKvHead * headDim * 2;
-    i32[b + (abi.AG_OUT >> 2)] = p.out; i32[b + (abi.AG_OUT_STRIDE >> 2)] = nHead * headDim * 4;
-    i32[b + (abi.AG_N_HEAD >> 2)] = nHead; i32[b + (abi.AG_GQA >> 2)] = nHead / nKvHead; i32[b + (abi.AG_HEAD_DIM >> 2)] = headDim;
-    f32[b + (abi.AG_SCALE >> 2)] = p.scale; i32[b + (abi.AG_WINDOW >> 2)] = p.window; i32[b + (abi.AG_POSITIONS >> 2)] = p.positions;
-    i32[b + (abi.AG_SCRATCH >> 2)] = scr; i32[b + (abi.AG_SCRATCH_BYTES >> 2)] = perThread;
-    i32[b + (abi.AG_SLICE >> 2)] = slice; i32[b + (abi.AG_BATCH >> 2)] = batch ? 1 : 0;
-    f32[b + (abi.AG_SOFTCAP >> 2)] = p.softcap ?? 0;
-    i32[b + (abi.AG_SEQ_STRIDE >> 2)] = p.seqStride ?? 0; i32[b + (abi.AG_KV_BASE >> 2)] = kvBase;
+    const pp = this.writeParams(p, nKvHead * headDim * 2, scr, perThread, slice, batch, kvBase, false);
     if (batch) {
       // widen K (rows) and V (transposed) to f32 once for all query tokens and heads: rows [kvBase, maxPos]
       const span = p.maxPos - kvBase;
       const p16 = alignUp(span + 1, 16);
       const kv = this.kv.grow(attnKvBytes(nKvHead, headDim, span));
       const vt = kv + nKvHead * p16 * headDim * 4;
+      const i32 = this.heap.i32All(), b = pp >> 2;
       if (!p.reuseKv) {
         const q = pp + abi.AKV_BLOCK, c = q >> 2, rowBytes = nKvHead * headDim * 2;
         i32[c + (abi.AKV_K >> 2)] = p.k + kvBase * rowBytes; i32[c + (abi.AKV_V >> 2)] = p.v + kvBase * rowBytes; i32[c + (abi.AKV_KV_STRIDE >> 2)] = rowBytes;
@@ -188,5 +159,22 @@ export class Attention {
       i32[b + (abi.AG_KF >> 2)] = kv; i32[b + (abi.AG_VT >> 2)] = vt; i32[b + (abi.AG_P16 >> 2)] = p16;
     }
     this.pool.dispatch(KERNEL_INDEX.attn_ggml, items, 1, work, pp);
+  }
+
+  /** the kernels' parameter block (kernels/abi.ts AG_*), written once per call into the reserved region */
+  private writeParams(p: GgmlAttentionArgs, kvStride: number, scr: number, perThread: number, slice: number, batch: boolean, kvBase: number, q4: boolean): number {
+    const { nHead, nKvHead, headDim } = p;
+    const pp = this.params.grow(abi.PARAM_BLOCK_BYTES);
+    const i32 = this.heap.i32All(), f32 = this.heap.f32All(), b = pp >> 2;
+    i32[b + (abi.AG_Q >> 2)] = p.q; i32[b + (abi.AG_Q_STRIDE >> 2)] = nHead * headDim * 4;
+    i32[b + (abi.AG_K >> 2)] = p.k; i32[b + (abi.AG_V >> 2)] = p.v; i32[b + (abi.AG_KV_STRIDE >> 2)] = kvStride;
+    i32[b + (abi.AG_OUT >> 2)] = p.out; i32[b + (abi.AG_OUT_STRIDE >> 2)] = nHead * headDim * 4;
+    i32[b + (abi.AG_N_HEAD >> 2)] = nHead; i32[b + (abi.AG_GQA >> 2)] = nHead / nKvHead; i32[b + (abi.AG_HEAD_DIM >> 2)] = headDim;
+    f32[b + (abi.AG_SCALE >> 2)] = p.scale; i32[b + (abi.AG_WINDOW >> 2)] = p.window; i32[b + (abi.AG_POSITIONS >> 2)] = p.positions;
+    i32[b + (abi.AG_SCRATCH >> 2)] = scr; i32[b + (abi.AG_SCRATCH_BYTES >> 2)] = perThread;
+    i32[b + (abi.AG_SLICE >> 2)] = slice; i32[b + (abi.AG_BATCH >> 2)] = batch ? 1 : 0;
+    f32[b + (abi.AG_SOFTCAP >> 2)] = p.softcap ?? 0;
+    i32[b + (abi.AG_SEQ_STRIDE >> 2)] = p.seqStride ?? 0; i32[b + (abi.AG_KV_BASE >> 2)] = kvBase; i32[b + (abi.AG_KV_Q4 >> 2)] = q4 ? 1 : 0;
+    return pp;
   }
 }
