@@ -1,7 +1,8 @@
 // The worker side of the thread pool, free of platform imports: instantiate the kernels over the shared
 // memory, then loop: wait for the generation counter to move (spin briefly, then Atomics.wait), run this
-// thread's slice of the op, count itself done (the last one wakes the main thread).
-import { CTL, CTL_ARGS_BYTE_OFFSET, KERNEL_NAMES, MAX_ARGS, kernelExports, sliceEnd, sliceStart, type KernelFn } from './runtime/protocol.js';
+// thread's slice of the op (a chunked op: claim chunks until none is left), count itself done (the last one
+// wakes the main thread).
+import { CTL, CTL_ARGS_BYTE_OFFSET, KERNEL_NAMES, MAX_ARGS, claimChunk, kernelExports, sliceEnd, sliceStart, type KernelFn } from './runtime/protocol.js';
 
 export interface WorkerInit {
   module: WebAssembly.Module;
@@ -32,9 +33,19 @@ export async function workerMain(init: WorkerInit, ready: () => void): Promise<v
     }
     seen = g;
     if (ctl[CTL.STOP]) return;
-    const active = ctl[CTL.ACTIVE]!;
-    if (tid < active) {
-      const n = ctl[CTL.N]!, align = ctl[CTL.ALIGN]!;
+    if (ctl[CTL.CHUNKED]) {
+      const fn = fns[ctl[CTL.OP]!]!, n = ctl[CTL.N]!, size = ctl[CTL.ALIGN]!;
+      for (let c = claimChunk(ctl); c >= 0; c = claimChunk(ctl)) {
+        try {
+          fn(c * size, Math.min(n, (c + 1) * size), a[0]!, a[1]!, a[2]!, a[3]!, a[4]!, a[5]!, a[6]!, a[7]!, a[8]!, a[9]!, a[10]!, a[11]!, a[12]!, a[13]!);
+        } catch {
+          Atomics.store(ctl, CTL.ERR, 1);
+        }
+        // the caller may be waiting for the last chunk
+        if (Atomics.add(ctl, CTL.CDONE, 1) === Math.ceil(n / size) - 1) Atomics.notify(ctl, CTL.CDONE);
+      }
+    } else if (tid < ctl[CTL.ACTIVE]!) {
+      const n = ctl[CTL.N]!, align = ctl[CTL.ALIGN]!, active = ctl[CTL.ACTIVE]!;
       const r0 = sliceStart(n, active, align, tid), r1 = sliceEnd(n, active, align, tid);
       if (r0 < r1) {
         try {

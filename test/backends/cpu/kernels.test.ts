@@ -387,6 +387,34 @@ describe('cpu runtime threads', () => {
     await rt.close();
     assert.throws(() => rt.add(0, 0, 0, 1), (e: Error & { code?: string }) => e.code === 'CLOSED');
   });
+  it('chunked matmuls: workers that wake late (spin 0) claim what is left; the rows equal one thread bit for bit', async () => {
+    // spin 0: every worker sleeps between ops, so it joins each matmul late (or not at all) and a static op
+    // follows a chunked one whose workers have not acknowledged it yet
+    const many = await createCpuRuntime({ threads: 3, spin: 0, parallelMinWork: 0, numerics: 'fast' });
+    const oneFast = await createCpuRuntime({ threads: 1, numerics: 'fast' });
+    try {
+      const rnd = rng(13);
+      for (const [wt, rows, cols] of [[GgmlType.Q4_K, 1000, 512], [GgmlType.Q6_K, 77, 256], [GgmlType.Q8_0, 1029, 64], [GgmlType.F16, 130, 64]] as const) {
+        const wb = randomWeights(wt, rows, cols, rnd);
+        for (const nTok of [1, 3]) {
+          const x = randomF32(cols * nTok, rnd, 2);
+          const want = new Float32Array(rows * nTok);
+          const ref = oneFast, pw = put(ref, wb), px = put(ref, x), py = ref.alloc(rows * nTok * 4);
+          ref.matmul(wt, pw, rows, cols, px, nTok, py);
+          want.set(ref.f32(py, rows * nTok));
+          const mw = put(many, wb), mx = put(many, x), my = many.alloc(rows * nTok * 4), a = many.alloc(64), b = many.alloc(64);
+          for (let rep = 0; rep < 40; rep++) {
+            many.f32(my, rows * nTok).fill(NaN);
+            many.matmul(wt, mw, rows, cols, mx, nTok, my);
+            if (rep % 2) { many.f32(a, 16).fill(rep); many.add(a, a, b, 16); assert.equal(many.f32(b, 16)[15], 2 * rep); }
+            assert.deepEqual(many.f32(my, rows * nTok), want, `${ggmlTypeName(wt)} ${rows}x${cols}, ${nTok} token(s), rep ${rep}`);
+          }
+        }
+      }
+    } finally {
+      await Promise.all([many.close(), oneFast.close()]);
+    }
+  });
 });
 
 describe('cpu runtime memory', () => {

@@ -101,7 +101,8 @@ export class Matmuls {
         this.lastAuxVt = scratch ? vt : -1;
       }
     }
-    this.pool.dispatch(KERNEL_INDEX[this.fastNumerics && k.fast ? k.fast : k.name], rows, k.rowAlign, rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs, nGemm);
+    // rows are independent of the range a call gets: chunks of whole row tiles (ROW_TILE 8) and rowAlign
+    this.pool.dispatchChunked(KERNEL_INDEX[this.fastNumerics && k.fast ? k.fast : k.name], rows, chunkRows(k.rowAlign), rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs, nGemm);
   }
 
   matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number, single = nTokens): void {
@@ -141,4 +142,10 @@ export class Matmuls {
     this.lastVt = vtype; this.lastCols = cols; this.lastTok = nTokens; this.lastGemm = nGemm; this.lastAuxVt = -1;
     this.mm(wtype, w, rows, cols, a, nTokens, y, yStride, -1, nGemm, true);
   }
+}
+
+/** a matmul chunk's rows: a multiple of the kernels' row tile (kernels/mm/tile.ts ROW_TILE = 8: the same tiles
+ *  as one thread's pass over all rows) and of the weight layout's rows per item */
+function chunkRows(rowAlign: number): number {
+  return (rowAlign * 8) / Math.min(rowAlign & -rowAlign, 8); // lcm(rowAlign, 8): 8 is a power of two
 }

@@ -1,11 +1,16 @@
 // The thread pool: `threads - 1` workers plus the calling thread run one kernel at a time over slices of
 // [0, n). An op is published in a small SharedArrayBuffer control block (protocol.ts), the generation
 // counter bumped and notified; each thread computes its slice and counts itself done; the caller spins,
-// then Atomics.waits. Ops with less work than `minWork` run on the calling thread alone.
+// then Atomics.waits. Ops with less work than `minWork` run on the calling thread alone. Row-independent
+// ops (the matmuls) go through dispatchChunked instead: chunks claimed by whoever is free (protocol.ts).
 import { CpuRuntimeError } from './errors.js';
-import { CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_NAMES, MAX_ARGS, sliceEnd, sliceStart, type KernelExports, type KernelFn } from './protocol.js';
+import { CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_NAMES, MAX_ARGS, claimChunk, sliceEnd, sliceStart, type KernelExports, type KernelFn } from './protocol.js';
 import type { WorkerInit } from '../worker-core.js';
 import { defaultSpawner, type SpawnWorker, type WorkerHandle } from '../workers.js';
+
+/** chunks per thread of a chunked op: enough that a late or slow thread costs little, few enough that the
+ *  per-chunk call and claim (~0.1 us) stay negligible against a chunk (a 1024-row matvec: 64-row chunks) */
+const CHUNKS_PER_THREAD = 8;
 
 function canBlock(): boolean {
   try {
@@ -20,6 +25,8 @@ export class ThreadPool {
   private readonly fns: KernelFn[];
   private readonly blocking = canBlock();
   closed = false;
+  /** a chunked op was published whose workers may not all have acknowledged it yet (settle() waits) */
+  private pending = false;
 
   private constructor(
     readonly threads: number,
@@ -72,12 +79,14 @@ export class ThreadPool {
       return;
     }
     const ctl = this.ctl, args = this.args;
+    this.settle();
     args[0] = a0; args[1] = a1; args[2] = a2; args[3] = a3; args[4] = a4; args[5] = a5;
     args[6] = a6; args[7] = a7; args[8] = a8; args[9] = a9; args[10] = a10; args[11] = a11; args[12] = a12; args[13] = a13;
     ctl[CTL.OP] = op;
     ctl[CTL.N] = n;
     ctl[CTL.ALIGN] = align;
     ctl[CTL.ACTIVE] = T;
+    ctl[CTL.CHUNKED] = 0;
     Atomics.store(ctl, CTL.DONE, 0);
     Atomics.add(ctl, CTL.GEN, 1);
     Atomics.notify(ctl, CTL.GEN);
@@ -88,19 +97,81 @@ export class ThreadPool {
     } catch (e) {
       err = e;
     }
-    const want = T - 1;
-    let d = Atomics.load(ctl, CTL.DONE);
-    if (d !== want) {
-      const spin = ctl[CTL.SPIN]!;
-      for (let i = 0; i < spin && d !== want; i++) d = Atomics.load(ctl, CTL.DONE);
-      while (d !== want) {
-        if (this.blocking) Atomics.wait(ctl, CTL.DONE, d, 100);
-        d = Atomics.load(ctl, CTL.DONE);
-      }
-    }
+    this.waitFor(CTL.DONE, T - 1);
     if (err || ctl[CTL.ERR]) {
       ctl[CTL.ERR] = 0;
       throw new CpuRuntimeError('KERNEL_FAILED', `kernel ${KERNEL_NAMES[op]} failed${err ? ': ' + (err as Error).message : ' in a worker'}`);
+    }
+  }
+
+  /**
+   * dispatch for kernels whose rows do not depend on the range they are given (the matmuls): [0, n) is cut into
+   * about CHUNKS_PER_THREAD chunks per thread (multiples of `chunkAlign`), which every thread, the caller
+   * included, claims until none is left. A worker that is still waking from Atomics.wait, descheduled, or
+   * slower takes fewer chunks instead of holding the op up; the caller waits for the claimed chunks only, and
+   * for the workers' acknowledgement just before it writes the next op (settle), by when it has mostly arrived.
+   * (The static split waited for its peer's wake-up, tens of us per op once the peer slept, and for the slower
+   * of two equal halves.)
+   */
+  dispatchChunked(op: number, n: number, chunkAlign: number, work: number,
+    a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0, a9 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0): void {
+    if (this.closed) throw new CpuRuntimeError('CLOSED', 'cpu runtime is closed');
+    if (n <= 0) return;
+    const fn = this.fns[op]!;
+    const T = this.threads;
+    if (T === 1 || work < this.minWork || n <= chunkAlign) {
+      fn(0, n, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
+      return;
+    }
+    const size = Math.ceil(n / (T * CHUNKS_PER_THREAD) / chunkAlign) * chunkAlign;
+    const chunks = Math.ceil(n / size);
+    const ctl = this.ctl, args = this.args;
+    this.settle();
+    args[0] = a0; args[1] = a1; args[2] = a2; args[3] = a3; args[4] = a4; args[5] = a5;
+    args[6] = a6; args[7] = a7; args[8] = a8; args[9] = a9; args[10] = a10; args[11] = a11; args[12] = a12; args[13] = a13;
+    ctl[CTL.OP] = op;
+    ctl[CTL.N] = n;
+    ctl[CTL.ALIGN] = size;
+    ctl[CTL.CHUNKED] = 1;
+    Atomics.store(ctl, CTL.CDONE, 0);
+    Atomics.store(ctl, CTL.CLAIM, chunks);
+    Atomics.store(ctl, CTL.DONE, 0);
+    Atomics.add(ctl, CTL.GEN, 1);
+    Atomics.notify(ctl, CTL.GEN);
+    this.pending = true;
+    let err: unknown = null;
+    for (let c = claimChunk(ctl); c >= 0; c = claimChunk(ctl)) {
+      try {
+        fn(c * size, Math.min(n, (c + 1) * size), a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
+      } catch (e) {
+        err ??= e;
+      }
+      Atomics.add(ctl, CTL.CDONE, 1);
+    }
+    this.waitFor(CTL.CDONE, chunks);
+    if (err || ctl[CTL.ERR]) {
+      ctl[CTL.ERR] = 0;
+      throw new CpuRuntimeError('KERNEL_FAILED', `kernel ${KERNEL_NAMES[op]} failed${err ? ': ' + (err as Error).message : ' in a worker'}`);
+    }
+  }
+
+  /** waits until every worker has left the last chunked op (before the control block is written again) */
+  private settle(): void {
+    if (!this.pending) return;
+    this.waitFor(CTL.DONE, this.threads - 1);
+    this.pending = false;
+  }
+
+  /** spins, then (where this thread may block) Atomics.waits, until ctl[slot] == want */
+  private waitFor(slot: number, want: number): void {
+    const ctl = this.ctl;
+    let d = Atomics.load(ctl, slot);
+    if (d === want) return;
+    const spin = ctl[CTL.SPIN]!;
+    for (let i = 0; i < spin && d !== want; i++) d = Atomics.load(ctl, slot);
+    while (d !== want) {
+      if (this.blocking) Atomics.wait(ctl, slot, d, 100);
+      d = Atomics.load(ctl, slot);
     }
   }
 

@@ -36,10 +36,19 @@ export const CTL = {
   ERR: 6, // set by a worker whose kernel threw
   SPIN: 7, // spin iterations before Atomics.wait
   ACTIVE: 8, // threads taking part in the current op (tid < ACTIVE)
+  CHUNKED: 9, // 1: the op's rows are cut into chunks of ALIGN rows, claimed from CLAIM; 0: static slices
+  CLAIM: 10, // chunked ops: chunks not yet claimed (claimed from the last one down; < 0 once all are)
+  CDONE: 11, // chunked ops: chunks finished
 } as const;
 export const CTL_INTS = 16;
 export const CTL_ARGS_BYTE_OFFSET = CTL_INTS * 4;
 export const CTL_BYTES = CTL_ARGS_BYTE_OFFSET + MAX_ARGS * 8;
+
+/** Claims one chunk of the current chunked op: its index, or -1 when all are claimed. */
+export function claimChunk(ctl: Int32Array): number {
+  const left = Atomics.sub(ctl, CTL.CLAIM, 1);
+  return left > 0 ? left - 1 : -1;
+}
 
 /** Thread tid of `active` computes [sliceStart, sliceEnd) of n, slices being multiples of align (no allocation). */
 export function sliceStart(n: number, active: number, align: number, tid: number): number {
