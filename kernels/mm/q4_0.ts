@@ -2,6 +2,7 @@ import { h2f, h2f4 } from '../common/f16';
 import { f32x4_of, fma2_tie, fmaf, hi_f64, lo_f64, round2, tie_any } from '../common/fmaf';
 import { hs2_i32, hs4_i32, hsum4_i32, hsum_i32x4 } from '../common/simd';
 import { ROW_TILE } from './tile';
+import { touch_ahead } from './touch';
 
 // unsigned nibbles of one Q4_0 block (16 bytes at q) . 32 int8 activations at a -> i32x4 partial sums
 @inline function q4_block(q: usize, a: usize): v128 {
@@ -151,6 +152,7 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 }
 // rows [r0, r1) are whole groups of 4 (dispatched with align 4); tokens in pairs, then the odd one alone
 @inline function mm_q4_0r4_any(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, exact: bool): void {
+  const wend = w + <usize>r1 * ws;
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     let t = 0;
@@ -160,7 +162,12 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     }
     for (; t < nTok; t++) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r += 4) dot4_q4_0r4(w + <usize>r * ws, a + <usize>t * as, xt, nb, yt + (<usize>r << 2), exact);
+      for (let r = rt; r < re; r += 4) {
+        // touch-ahead (touch.ts) into the result slot, overwritten by the result
+        const p = w + <usize>r * ws;
+        store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws << 2, wend));
+        dot4_q4_0r4(p, a + <usize>t * as, xt, nb, yt + (<usize>r << 2), exact);
+      }
     }
   }
 }

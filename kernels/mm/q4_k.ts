@@ -3,6 +3,7 @@ import { f32x4_of, fma2_tie, fmaf, hi_f64, lo_f64, round2, tie_any } from '../co
 import { k4_scales, k4_summins } from '../common/kquant';
 import { dot32_w16, g4, hsum4_i32, hsum_i32x4 } from '../common/simd';
 import { ROW_TILE } from './tile';
+import { touch_ahead } from './touch';
 
 // One 64-value chunk of a Q4_K super-block: (low nibbles . 32 activations) * sl + (high nibbles . next 32) * sh,
 // exact in i32 lanes. qs: the chunk's 32 bytes; q8: widened activations (SIMD128); aq: int8 activations
@@ -342,6 +343,7 @@ import { ROW_TILE } from './tile';
 // activation rows t < nGemm (a multiple of 4) take the GEMM order, 4 at a time; the rest the GEMV order,
 // whose float side is ggml's (exact) or plain multiply-adds (fast)
 @inline function mm_q4_K_any(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, nGemm: i32, exact: bool): void {
+  const wend = w + <usize>r1 * ws;
   // tiles of ROW_TILE rows stay in L1 while the activation rows pass over them
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
@@ -356,11 +358,20 @@ import { ROW_TILE } from './tile';
     // GEMV-order rows (several sequences' decode tokens): 4 at a time, each its one-token result
     for (; t + 4 <= nTok; t += 4) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) dot4v_q4_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys, exact);
+      for (let r = rt; r < re; r++) {
+        // touch-ahead (touch.ts) into the result slot, overwritten by the result
+        const p = w + <usize>r * ws;
+        store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend));
+        dot4v_q4_K(p, at, as, xt, axs, nb, yt + (<usize>r << 2), ys, exact);
+      }
     }
     for (; t < nTok; t++) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q4_K(w + <usize>r * ws, at, xt, nb, exact));
+      for (let r = rt; r < re; r++) {
+        const p = w + <usize>r * ws;
+        store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend));
+        store<f32>(yt + (<usize>r << 2), dot_q4_K(p, at, xt, nb, exact));
+      }
     }
   }
 }

@@ -2,6 +2,7 @@ import { h2f } from '../common/f16';
 import { f32x4_of, fma2, fma2_tie, hi_f64, hsum_float_8, lo_f64, round2, tie_any } from '../common/fmaf';
 import { g4 } from '../common/simd';
 import { ROW_TILE } from './tile';
+import { touch_ahead } from './touch';
 
 // 16 values (u8, < 64) . their activations -> sums of 4 consecutive values (i32x4): widened activations at a
 // (SIMD128) or one relaxed dot product with the int8 activations at aq (the values are the 7-bit operand)
@@ -327,6 +328,7 @@ import { ROW_TILE } from './tile';
   store<f32>(y + 3 * ys, hsum_float_8(f32x4_of(c30, c31), f32x4_of(c32, c33)));
 }
 export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  const wend = w + <usize>r1 * ws;
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     let t = 0;
@@ -334,7 +336,12 @@ export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     if (ASC_FEATURE_RELAXED_SIMD) {
       for (; t + 4 <= nTok; t += 4) {
         const at = a + <usize>t * as, yt = y + <usize>t * ys;
-        for (let r = rt; r < re; r++) dot4v_q6_K(w + <usize>r * ws, at, as, nb, yt + (<usize>r << 2), ys);
+        for (let r = rt; r < re; r++) {
+          // touch-ahead (touch.ts) into the result slot, overwritten by the result
+          const p = w + <usize>r * ws;
+          store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend));
+          dot4v_q6_K(p, at, as, nb, yt + (<usize>r << 2), ys);
+        }
       }
     }
     for (; t + 2 <= nTok; t += 2) {
@@ -343,7 +350,11 @@ export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     }
     for (; t < nTok; t++) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r++) store<f32>(yt + (<usize>r << 2), dot_q6_K(w + <usize>r * ws, at, xt, nb));
+      for (let r = rt; r < re; r++) {
+        const p = w + <usize>r * ws;
+        store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend));
+        store<f32>(yt + (<usize>r << 2), dot_q6_K(p, at, xt, nb));
+      }
     }
   }
 }

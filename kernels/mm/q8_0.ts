@@ -2,7 +2,7 @@ import { h2f, h2f4 } from '../common/f16';
 import { f32x4_of, fma2_tie, hsum_float_8, round2, tie_any } from '../common/fmaf';
 import { g4, hsum4_i32, hsum_f32x4 } from '../common/simd';
 import { ROW_TILE } from './tile';
-const PF_DIST: usize = 16384;
+import { touch_ahead } from './touch';
 
 // ggml_vec_dot_q8_0_q8_0 on x86 (and tinyBLAS_Q0_AVX, same arithmetic): 8 int32 lanes per block (lane l =
 // values 4l..4l+3), each fused-multiply-added by d = d_w*d_a into its own f32 accumulator, hsum_float_8.
@@ -70,15 +70,12 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
 }
 // ---- Q8_0 with 4 rows interleaved (Q8_0r4, [4 x f16 d][4 x 32 B quants] per block): one contiguous
 // weight stream per 4 rows (4 separate short row streams defeat the hardware prefetcher at ~1 KiB rows) ----
-@inline function dot4_q8_0r4f(w: usize, ax: usize, nb: i32, y: usize, lim: usize): void {
+@inline function dot4_q8_0r4f(w: usize, ax: usize, nb: i32, y: usize): void {
   let c = f32x4.splat(0);
-  let t: u32 = 0;
   let dp = ax, ap = ax + <usize>nb * 20;
   const we = w + <usize>nb * 136;
   while (w < we) {
     let p0 = i32x4.splat(0), p1 = p0, p2 = p0, p3 = p0;
-    const q = w + PF_DIST;
-    t |= load<u32>(q < lim ? q : w); t |= load<u32>(q + 64 < lim ? q + 64 : w);
     for (let k: usize = 0; k < 32; k += 8) {
       const a0 = v128.load(ap + (k << 1));
       p0 = i32x4.add(p0, i32x4.dot_i16x8_s(v128.load8x8_s(w + 8 + k), a0));
@@ -89,7 +86,6 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
     c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p0, p1, p2, p3)), f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)))));
     w += 136; dp += 4; ap += 64;
   }
-  store<u32>(y, t);
   v128.store(y, c);
 }
 // 4 rows x 2 tokens
@@ -118,6 +114,7 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
 }
 // rows [r0, r1) are whole groups of 4 (dispatched with align 4)
 export function mmf_q8_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
+  const wend = w + <usize>r1 * ws;
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     let t = 0;
@@ -127,7 +124,11 @@ export function mmf_q8_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: 
     }
     for (; t < nTok; t++) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r += 4) dot4_q8_0r4f(w + <usize>r * ws, xt, nb, yt + (<usize>r << 2), w + <usize>r1 * ws - 4);
+      for (let r = rt; r < re; r += 4) {
+        const p = w + <usize>r * ws;
+        store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws << 2, wend));
+        dot4_q8_0r4f(p, xt, nb, yt + (<usize>r << 2));
+      }
     }
   }
 }
