@@ -84,10 +84,11 @@ for (const threads of THREADS) {
     const tv = time(() => rt.matmulQ(wtype, w, rows, COLS, a, 1, y), threads);
     const tvCpu = lastCpu;
     const tq = time(() => rt.matmul(wtype, w, rows, COLS, x, 1, y));
-    const tp = time(() => process.argv.includes('--gemv') ? rt.matmulQ(wtype, w, rows, COLS, a, TOKENS, y, undefined, undefined, 0) : rt.matmulQ(wtype, w, rows, COLS, a, TOKENS, y));
+    const tp = time(() => process.argv.includes('--gemv') ? rt.matmulQ(wtype, w, rows, COLS, a, TOKENS, y, undefined, undefined, 0) : rt.matmulQ(wtype, w, rows, COLS, a, TOKENS, y), threads);
+    const tpCpu = lastCpu;
     const gb = (rows * rb) / 1e9;
     console.log(`  ${name.padEnd(5)} ${rows}x${COLS} (${(gb * 1000).toFixed(0)} MB): matvec ${(gb / tv).toFixed(2)} GB/s (${(tv * 1e3).toFixed(2)} ms; cpu-time ${(gb / tvCpu).toFixed(2)} GB/s; with x quantize ${(gb / tq).toFixed(2)} GB/s)` +
-      `  matmul x${TOKENS}: ${((2 * rows * COLS * TOKENS) / tp / 1e9).toFixed(1)} GFLOP/s`);
+      `  matmul x${TOKENS}: ${((2 * rows * COLS * TOKENS) / tp / 1e9).toFixed(1)} GFLOP/s (cpu-time ${((2 * rows * COLS * TOKENS) / tpCpu / 1e9).toFixed(1)})`);
     rt.release(m);
   }
   // decode attention over an f16 cache (Qwen3-0.6B shape: 16 heads, 8 kv heads, head 128)

@@ -150,12 +150,74 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   v128.store(y, q4r4_result(c0, c1, exact));
   v128.store(y + ys, q4r4_result(e0, e1, exact));
 }
+// 4 weight rows x 8 tokens per pass (fast numerics, relaxed SIMD): the block's 4 rows are transposed once
+// into 4-byte lanes (lane = row, 4 consecutive values), so one pmaddubsw against a splat of the token's
+// matching 4 quants serves all 4 rows: no horizontal sums, and the nibbles are split once for 8 tokens
+// (8 tokens beat 4 by ~17% though V8 then keeps some accumulators on the stack: each is touched once per
+// block). The integers are those of q4r4_sums and each token's f32 chain is dot4_q4_0r4's fast one: same bits.
+@inline function tok4_q4_0r4(c: v128, aq: usize, cp: usize, dp: usize, d4: v128, l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128): v128 {
+  // i16 pair sums (pmaddubsw): |15 * 127 * 2| per dot, 8 of them < 2^15, so the i16 adds cannot wrap
+  let p = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(aq), l0);
+  p = i16x8.add(p, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(aq, 16), h0));
+  p = i16x8.add(p, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(aq, 4), l1));
+  p = i16x8.add(p, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(aq, 20), h1));
+  p = i16x8.add(p, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(aq, 8), l2));
+  p = i16x8.add(p, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(aq, 24), h2));
+  p = i16x8.add(p, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(aq, 12), l3));
+  p = i16x8.add(p, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(aq, 28), h3));
+  const s = i32x4.sub(i32x4.extadd_pairwise_i16x8_s(p), v128.load32_splat(cp));
+  return f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(d4, v128.load32_splat(dp))));
+}
+@inline function tile4x8_q4_0r4(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c0 = f32x4.splat(0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+  let cp = ax + (<usize>nb << 2), dp = ax, aq = a + 2;
+  const m = i8x16.splat(0x0f);
+  const we = w + <usize>nb * 72;
+  while (w < we) {
+    const r0 = v128.load(w, 8), r1 = v128.load(w, 24), r2 = v128.load(w, 40), r3 = v128.load(w, 56);
+    const t0 = i32x4.shuffle(r0, r1, 0, 4, 1, 5), t1 = i32x4.shuffle(r2, r3, 0, 4, 1, 5);
+    const t2 = i32x4.shuffle(r0, r1, 2, 6, 3, 7), t3 = i32x4.shuffle(r2, r3, 2, 6, 3, 7);
+    // lane r of vk: row r's bytes 4k..4k+3 (low nibbles: values 4k.., high nibbles: values 16+4k..)
+    const v0 = i32x4.shuffle(t0, t1, 0, 1, 4, 5), v1 = i32x4.shuffle(t0, t1, 2, 3, 6, 7);
+    const v2 = i32x4.shuffle(t2, t3, 0, 1, 4, 5), v3 = i32x4.shuffle(t2, t3, 2, 3, 6, 7);
+    const l0 = v128.and(v0, m), l1 = v128.and(v1, m), l2 = v128.and(v2, m), l3 = v128.and(v3, m);
+    const h0 = v128.and(i16x8.shr_u(v0, 4), m), h1 = v128.and(i16x8.shr_u(v1, 4), m);
+    const h2 = v128.and(i16x8.shr_u(v2, 4), m), h3 = v128.and(i16x8.shr_u(v3, 4), m);
+    const d4 = h2f4(v128.load16x4_u(w));
+    c0 = tok4_q4_0r4(c0, aq, cp, dp, d4, l0, l1, l2, l3, h0, h1, h2, h3);
+    c1 = tok4_q4_0r4(c1, aq + as, cp + axs, dp + axs, d4, l0, l1, l2, l3, h0, h1, h2, h3);
+    c2 = tok4_q4_0r4(c2, aq + 2 * as, cp + 2 * axs, dp + 2 * axs, d4, l0, l1, l2, l3, h0, h1, h2, h3);
+    c3 = tok4_q4_0r4(c3, aq + 3 * as, cp + 3 * axs, dp + 3 * axs, d4, l0, l1, l2, l3, h0, h1, h2, h3);
+    c4 = tok4_q4_0r4(c4, aq + 4 * as, cp + 4 * axs, dp + 4 * axs, d4, l0, l1, l2, l3, h0, h1, h2, h3);
+    c5 = tok4_q4_0r4(c5, aq + 5 * as, cp + 5 * axs, dp + 5 * axs, d4, l0, l1, l2, l3, h0, h1, h2, h3);
+    c6 = tok4_q4_0r4(c6, aq + 6 * as, cp + 6 * axs, dp + 6 * axs, d4, l0, l1, l2, l3, h0, h1, h2, h3);
+    c7 = tok4_q4_0r4(c7, aq + 7 * as, cp + 7 * axs, dp + 7 * axs, d4, l0, l1, l2, l3, h0, h1, h2, h3);
+    w += 72; aq += 34; cp += 16; dp += 4;
+  }
+  v128.store(y, c0); v128.store(y + ys, c1); v128.store(y + 2 * ys, c2); v128.store(y + 3 * ys, c3);
+  v128.store(y + 4 * ys, c4); v128.store(y + 5 * ys, c5); v128.store(y + 6 * ys, c6); v128.store(y + 7 * ys, c7);
+}
+// tokens per cache block of the 4x8 tiles: their Q8_0 rows and side tables (64 x ~2.2 KiB per 1024 columns)
+// stay in L2 while the thread's weight rows pass over them once per block
+const TOK_BLOCK = 64;
 // rows [r0, r1) are whole groups of 4 (dispatched with align 4); tokens in pairs, then the odd one alone
 @inline function mm_q4_0r4_any(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, exact: bool): void {
   const wend = w + <usize>r1 * ws;
+  let t0 = 0;
+  if (ASC_FEATURE_RELAXED_SIMD && !exact) {
+    const n8 = nTok & ~7;
+    for (let tb = 0; tb < n8; tb += TOK_BLOCK) {
+      const te = min(tb + TOK_BLOCK, n8);
+      for (let r = r0; r < r1; r += 4) {
+        const wr = w + <usize>r * ws, yr = y + (<usize>r << 2);
+        for (let t = tb; t < te; t += 8) tile4x8_q4_0r4(wr, a + <usize>t * as, as, ax + <usize>t * axs, axs, nb, yr + <usize>t * ys, ys);
+      }
+    }
+    t0 = n8;
+  }
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
-    let t = 0;
+    let t = t0;
     for (; t + 2 <= nTok; t += 2) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       for (let r = rt; r < re; r += 4) dot4x2_q4_0r4(w + <usize>r * ws, a + <usize>t * as, as, xt, axs, nb, yt + (<usize>r << 2), ys, exact);

@@ -113,11 +113,87 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
   v128.store(y + ys, c1);
 }
 // rows [r0, r1) are whole groups of 4 (dispatched with align 4)
+// 4 rows x 4 tokens: per 4 values, 2 rows' quants side by side widened to i16 ([r0 x4][r1 x4]: one shuffle and
+// two widenings per 16 bytes, shared by the 4 tokens) . a splat of the token's 4 widened quants: i32 lanes
+// [r0, r0, r1, r1], pair-summed at the block's end. The same exact integers and f32 chain as dot4x2_q8_0r4f.
+@inline function dot4x4_q8_0r4f(w: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
+  let c0 = f32x4.splat(0), c1 = c0, c2 = c0, c3 = c0;
+  let dp = ax, ap = ax + <usize>nb * 20;
+  const we = w + <usize>nb * 136;
+  while (w < we) {
+    let a0 = i32x4.splat(0), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    let r0: v128, r1: v128, r2: v128, r3: v128, s01: v128, s23: v128, wa: v128, wb: v128, at: v128;
+    r0 = v128.load(w, 8); r1 = v128.load(w, 40); r2 = v128.load(w, 72); r3 = v128.load(w, 104);
+    s01 = i8x16.shuffle(r0, r1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23); s23 = i8x16.shuffle(r2, r3, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    wa = i16x8.extend_low_i8x16_s(s01); wb = i16x8.extend_low_i8x16_s(s23);
+    at = v128.load64_splat(ap + 0 * axs, 0); a0 = i32x4.add(a0, i32x4.dot_i16x8_s(wa, at)); b0 = i32x4.add(b0, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 1 * axs, 0); a1 = i32x4.add(a1, i32x4.dot_i16x8_s(wa, at)); b1 = i32x4.add(b1, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 2 * axs, 0); a2 = i32x4.add(a2, i32x4.dot_i16x8_s(wa, at)); b2 = i32x4.add(b2, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 3 * axs, 0); a3 = i32x4.add(a3, i32x4.dot_i16x8_s(wa, at)); b3 = i32x4.add(b3, i32x4.dot_i16x8_s(wb, at));
+    wa = i16x8.extend_high_i8x16_s(s01); wb = i16x8.extend_high_i8x16_s(s23);
+    at = v128.load64_splat(ap + 0 * axs, 8); a0 = i32x4.add(a0, i32x4.dot_i16x8_s(wa, at)); b0 = i32x4.add(b0, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 1 * axs, 8); a1 = i32x4.add(a1, i32x4.dot_i16x8_s(wa, at)); b1 = i32x4.add(b1, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 2 * axs, 8); a2 = i32x4.add(a2, i32x4.dot_i16x8_s(wa, at)); b2 = i32x4.add(b2, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 3 * axs, 8); a3 = i32x4.add(a3, i32x4.dot_i16x8_s(wa, at)); b3 = i32x4.add(b3, i32x4.dot_i16x8_s(wb, at));
+    s01 = i8x16.shuffle(r0, r1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31); s23 = i8x16.shuffle(r2, r3, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    wa = i16x8.extend_low_i8x16_s(s01); wb = i16x8.extend_low_i8x16_s(s23);
+    at = v128.load64_splat(ap + 0 * axs, 16); a0 = i32x4.add(a0, i32x4.dot_i16x8_s(wa, at)); b0 = i32x4.add(b0, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 1 * axs, 16); a1 = i32x4.add(a1, i32x4.dot_i16x8_s(wa, at)); b1 = i32x4.add(b1, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 2 * axs, 16); a2 = i32x4.add(a2, i32x4.dot_i16x8_s(wa, at)); b2 = i32x4.add(b2, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 3 * axs, 16); a3 = i32x4.add(a3, i32x4.dot_i16x8_s(wa, at)); b3 = i32x4.add(b3, i32x4.dot_i16x8_s(wb, at));
+    wa = i16x8.extend_high_i8x16_s(s01); wb = i16x8.extend_high_i8x16_s(s23);
+    at = v128.load64_splat(ap + 0 * axs, 24); a0 = i32x4.add(a0, i32x4.dot_i16x8_s(wa, at)); b0 = i32x4.add(b0, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 1 * axs, 24); a1 = i32x4.add(a1, i32x4.dot_i16x8_s(wa, at)); b1 = i32x4.add(b1, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 2 * axs, 24); a2 = i32x4.add(a2, i32x4.dot_i16x8_s(wa, at)); b2 = i32x4.add(b2, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 3 * axs, 24); a3 = i32x4.add(a3, i32x4.dot_i16x8_s(wa, at)); b3 = i32x4.add(b3, i32x4.dot_i16x8_s(wb, at));
+    r0 = v128.load(w, 24); r1 = v128.load(w, 56); r2 = v128.load(w, 88); r3 = v128.load(w, 120);
+    s01 = i8x16.shuffle(r0, r1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23); s23 = i8x16.shuffle(r2, r3, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    wa = i16x8.extend_low_i8x16_s(s01); wb = i16x8.extend_low_i8x16_s(s23);
+    at = v128.load64_splat(ap + 0 * axs, 32); a0 = i32x4.add(a0, i32x4.dot_i16x8_s(wa, at)); b0 = i32x4.add(b0, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 1 * axs, 32); a1 = i32x4.add(a1, i32x4.dot_i16x8_s(wa, at)); b1 = i32x4.add(b1, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 2 * axs, 32); a2 = i32x4.add(a2, i32x4.dot_i16x8_s(wa, at)); b2 = i32x4.add(b2, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 3 * axs, 32); a3 = i32x4.add(a3, i32x4.dot_i16x8_s(wa, at)); b3 = i32x4.add(b3, i32x4.dot_i16x8_s(wb, at));
+    wa = i16x8.extend_high_i8x16_s(s01); wb = i16x8.extend_high_i8x16_s(s23);
+    at = v128.load64_splat(ap + 0 * axs, 40); a0 = i32x4.add(a0, i32x4.dot_i16x8_s(wa, at)); b0 = i32x4.add(b0, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 1 * axs, 40); a1 = i32x4.add(a1, i32x4.dot_i16x8_s(wa, at)); b1 = i32x4.add(b1, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 2 * axs, 40); a2 = i32x4.add(a2, i32x4.dot_i16x8_s(wa, at)); b2 = i32x4.add(b2, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 3 * axs, 40); a3 = i32x4.add(a3, i32x4.dot_i16x8_s(wa, at)); b3 = i32x4.add(b3, i32x4.dot_i16x8_s(wb, at));
+    s01 = i8x16.shuffle(r0, r1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31); s23 = i8x16.shuffle(r2, r3, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    wa = i16x8.extend_low_i8x16_s(s01); wb = i16x8.extend_low_i8x16_s(s23);
+    at = v128.load64_splat(ap + 0 * axs, 48); a0 = i32x4.add(a0, i32x4.dot_i16x8_s(wa, at)); b0 = i32x4.add(b0, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 1 * axs, 48); a1 = i32x4.add(a1, i32x4.dot_i16x8_s(wa, at)); b1 = i32x4.add(b1, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 2 * axs, 48); a2 = i32x4.add(a2, i32x4.dot_i16x8_s(wa, at)); b2 = i32x4.add(b2, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 3 * axs, 48); a3 = i32x4.add(a3, i32x4.dot_i16x8_s(wa, at)); b3 = i32x4.add(b3, i32x4.dot_i16x8_s(wb, at));
+    wa = i16x8.extend_high_i8x16_s(s01); wb = i16x8.extend_high_i8x16_s(s23);
+    at = v128.load64_splat(ap + 0 * axs, 56); a0 = i32x4.add(a0, i32x4.dot_i16x8_s(wa, at)); b0 = i32x4.add(b0, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 1 * axs, 56); a1 = i32x4.add(a1, i32x4.dot_i16x8_s(wa, at)); b1 = i32x4.add(b1, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 2 * axs, 56); a2 = i32x4.add(a2, i32x4.dot_i16x8_s(wa, at)); b2 = i32x4.add(b2, i32x4.dot_i16x8_s(wb, at));
+    at = v128.load64_splat(ap + 3 * axs, 56); a3 = i32x4.add(a3, i32x4.dot_i16x8_s(wa, at)); b3 = i32x4.add(b3, i32x4.dot_i16x8_s(wb, at));
+    const dw = h2f4(v128.load16x4_u(w));
+    c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(i32x4.add(i32x4.shuffle(a0, b0, 0, 2, 4, 6), i32x4.shuffle(a0, b0, 1, 3, 5, 7))), f32x4.mul(dw, v128.load32_splat(dp + 0 * axs))));
+    c1 = f32x4.add(c1, f32x4.mul(f32x4.convert_i32x4_s(i32x4.add(i32x4.shuffle(a1, b1, 0, 2, 4, 6), i32x4.shuffle(a1, b1, 1, 3, 5, 7))), f32x4.mul(dw, v128.load32_splat(dp + 1 * axs))));
+    c2 = f32x4.add(c2, f32x4.mul(f32x4.convert_i32x4_s(i32x4.add(i32x4.shuffle(a2, b2, 0, 2, 4, 6), i32x4.shuffle(a2, b2, 1, 3, 5, 7))), f32x4.mul(dw, v128.load32_splat(dp + 2 * axs))));
+    c3 = f32x4.add(c3, f32x4.mul(f32x4.convert_i32x4_s(i32x4.add(i32x4.shuffle(a3, b3, 0, 2, 4, 6), i32x4.shuffle(a3, b3, 1, 3, 5, 7))), f32x4.mul(dw, v128.load32_splat(dp + 3 * axs))));
+    w += 136; dp += 4; ap += 64;
+  }
+  v128.store(y, c0); v128.store(y + ys, c1); v128.store(y + 2 * ys, c2); v128.store(y + 3 * ys, c3);
+}
+// tokens per cache block in the GEMM: their side tables (64 x 2.6 KiB per 1024 columns) stay in L2 while the
+// thread's weight rows pass over them once per block
+const TOK_BLOCK = 64;
 export function mmf_q8_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   const wend = w + <usize>r1 * ws;
+  const n4 = nTok & ~3;
+  for (let tb = 0; tb < n4; tb += TOK_BLOCK) {
+    const te = min(tb + TOK_BLOCK, n4);
+    for (let r = r0; r < r1; r += 4) {
+      const wr = w + <usize>r * ws, yr = y + (<usize>r << 2);
+      for (let t = tb; t < te; t += 4) dot4x4_q8_0r4f(wr, ax + <usize>t * axs, axs, nb, yr + <usize>t * ys, ys);
+    }
+  }
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
-    let t = 0;
+    let t = n4;
     for (; t + 2 <= nTok; t += 2) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       for (let r = rt; r < re; r += 4) dot4x2_q8_0r4f(w + <usize>r * ws, xt, axs, nb, yt + (<usize>r << 2), ys);
