@@ -182,7 +182,6 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
 // thread's weight rows pass over them once per block
 const TOK_BLOCK = 64;
 export function mmf_q8_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
-  const wend = w + <usize>r1 * ws;
   const n4 = nTok & ~3;
   for (let tb = 0; tb < n4; tb += TOK_BLOCK) {
     const te = min(tb + TOK_BLOCK, n4);
@@ -191,6 +190,8 @@ export function mmf_q8_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: 
       for (let t = tb; t < te; t += 4) dot4x4_q8_0r4f(wr, ax + <usize>t * axs, axs, nb, yr + <usize>t * ys, ys);
     }
   }
+  // after the tiles, so it is not live across them
+  const wend = w + <usize>r1 * ws;
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     let t = n4;
