@@ -4,11 +4,12 @@
 // GB/s of weights streamed (wall and process CPU time per thread), and a bit-for-bit comparison of the outputs.
 // Weights as bench:kernels makes them (random quants, f16 scales 2^-7, Q4_0/Q8_0 repacked to r4), fast numerics.
 // Usage: node scripts/ab-matvec.mjs --a /work/main [--b .] [--threads 1] [--mb 600] [--cols 1024]
-//        [--types Q8_0,Q4_0,Q4_K,Q6_K] [--tok 1] [--rounds 7]   (--tok 4: several sequences' decode tokens, dot4v)
+//        [--types Q8_0,Q4_0,Q4_K,Q6_K] [--tok 1] [--rounds 7] [--split 1024]
+//        (--tok 4: several sequences' decode tokens, dot4v; --split R: R-row matrices one after the other)
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 const arg = (n, d) => { const i = process.argv.indexOf('--' + n); return i >= 0 ? process.argv[i + 1] : d; };
-const T = +arg('threads', '1'), MB = +arg('mb', '600'), TYPES = arg('types', 'Q8_0,Q4_0,Q4_K,Q6_K').split(','), TOK = +arg('tok', '1'), R = +arg('rounds', '7'), COLS = +arg('cols', '1024');
+const T = +arg('threads', '1'), MB = +arg('mb', '600'), TYPES = arg('types', 'Q8_0,Q4_0,Q4_K,Q6_K').split(','), TOK = +arg('tok', '1'), R = +arg('rounds', '7'), COLS = +arg('cols', '1024'), SPLIT = +arg('split', '0');
 if (!process.argv.includes('--a')) { console.error('--a REPO (the base build) is required'); process.exit(2); }
 const dirs = { base: pathToFileURL(resolve(arg('a', '.'), 'dist')).href, new: pathToFileURL(resolve(arg('b', '.'), 'dist')).href };
 const V = {};
@@ -25,7 +26,7 @@ for (const name of TYPES) {
   for (const k of Object.keys(V)) {
     const { cpu, gt, rt } = V[k];
     let wt = gt.ggmlTypeByName(name).id;
-    const rb = cpu.weightRowBytes(wt, COLS), rows = Math.floor(MB * 2 ** 20 / rb / 64) * 64;
+    const rb = cpu.weightRowBytes(wt, COLS), rows = Math.floor(MB * 2 ** 20 / rb / (SPLIT || 64)) * (SPLIT || 64);
     const m = rt.mark(), w = rt.alloc(rows * rb), b = rt.u8(w, rows * rb), u = new Uint32Array(b.buffer, w, (rows * rb) >> 2);
     let s = 12345; for (let i = 0; i < u.length; i++) { s = (s * 1664525 + 1013904223) >>> 0; u[i] = s; }
     const sc = SC[name]; for (let o = 0; o < rows * rb; o += sc[1]) for (const f of sc[0]) { b[o + f] = 0; b[o + f + 1] = 0x20; }
@@ -33,7 +34,10 @@ for (const name of TYPES) {
     const x = rt.alloc(COLS * 4 * TOK), xf = rt.f32(x, COLS * TOK); for (let i = 0; i < xf.length; i++) xf[i] = Math.sin(i);
     const y = rt.alloc(rows * 4 * TOK), at = cpu.activationTypeFor(wt), a = rt.alloc(cpu.activationRowBytes(at, COLS) * TOK);
     rt.quantize(at, x, COLS, TOK, a);
-    const fn = () => rt.matmulQ(wt, w, rows, COLS, a, TOK, y, undefined, undefined, 0);
+    // --split R: consecutive R-row matrices, one call each (decode's stream of layer-sized matmuls, each split
+    // into the pool's chunks) instead of one call over all rows
+    const fn = SPLIT ? () => { for (let r = 0; r < rows; r += SPLIT) rt.matmulQ(wt, w + r * rb, SPLIT, COLS, a, TOK, y + r * 4 * TOK, SPLIT * 4, undefined, 0); }
+      : () => rt.matmulQ(wt, w, rows, COLS, a, TOK, y, undefined, undefined, 0);
     fn();
     S[k] = { fn, rt, m, y, rows, gb: rows * rb / 1e9, walls: [], cpus: [] };
   }
@@ -48,7 +52,7 @@ for (const name of TYPES) {
   }
   const med = a => a.slice().sort((p, q) => p - q)[a.length >> 1], mx = a => Math.max(...a);
   const f = k => `${k} wall med ${med(S[k].walls).toFixed(2)} best ${mx(S[k].walls).toFixed(2)} cpu ${med(S[k].cpus).toFixed(2)}`;
-  console.log(`${name} ${(S.base.gb * 1e3).toFixed(0)} MB t=${T} tok=${TOK} (GB/s of weights x tokens): ${f('base')} | ${f('new')} | ratio ${(med(S.new.walls) / med(S.base.walls)).toFixed(3)} | bits ${same ? 'same' : 'DIFFER'}`);
+  console.log(`${name} ${(S.base.gb * 1e3).toFixed(0)} MB t=${T} tok=${TOK}${SPLIT ? ` split=${SPLIT}` : ''} (GB/s of weights x tokens): ${f('base')} | ${f('new')} | ratio ${(med(S.new.walls) / med(S.base.walls)).toFixed(3)} | bits ${same ? 'same' : 'DIFFER'}`);
   for (const k of Object.keys(V)) V[k].rt.release(S[k].m);
 }
 for (const k of Object.keys(V)) await V[k].rt.close();
