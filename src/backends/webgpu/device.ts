@@ -22,6 +22,9 @@ import { ropeCacheRow, ropeThetaScale } from '../rope-cache.js';
 import { baseType, CpuLayout } from '../cpu/runtime/layouts.js';
 import { gpuBufferType, isGpuBuffer, MAP_READ, USAGE, type GpuBuffer } from './buffer.js';
 import { setupGpu, type GpuSetup, type GpuSetupOptions } from './gpu.js';
+import { probeFusedFma, withFmaX, type FmaMode } from './fma.js';
+import { actLayout, actQuantQShader, MMQ_ROWS, MMQ_TM, mulMatQShader, type ActQ } from './shaders-mmq.js';
+import { llamaRepacks, q4KGemmRows } from '../ggml-routing.js';
 import {
   actQuantShader, ATTN_MAX_HEAD, attentionShader, type ActQuant, elementwiseShader, ewHasB, getRowsShader, kvStoreShader, MM_ROWS, MM_TM, mulMatShader,
   normShader, ropeShader, WEIGHT_TYPES, WG, type EwOp,
@@ -32,6 +35,11 @@ export interface WebGpuDeviceOptions extends GpuSetupOptions {
   name?: string;
   /** tests: bind at most this many bytes per storage binding (below the adapter's limit), to exercise row chunks */
   maxBindingBytes?: number;
+  /**
+   * fmaX, the fused multiply-add of the kernels where ggml uses fmaf (fma.ts): WGSL's fma when it is fused
+   * ('native'), the exact emulation ('emulated'), or whichever a probe at creation finds right ('auto', default)
+   */
+  fma?: FmaMode;
 }
 
 export interface WebGpuDevice extends Device {
@@ -92,11 +100,14 @@ export async function createWebGpuDevice(o: WebGpuDeviceOptions = {}): Promise<W
   const align = Math.max(256, L.storageAlign);
   let liveBytes = 0;
   const bt = gpuBufferType(dev, align, L.maxBuffer, (d) => { liveBytes += d; });
+  const fused = o.fma === 'native' ? true : o.fma === 'emulated' ? false : await probeFusedFma(dev);
   const pipelines = new Map<string, GPUComputePipeline>();
   const pipeline = (key: string, code: () => string): GPUComputePipeline => {
     let p = pipelines.get(key);
     if (!p) {
-      const module = dev.createShaderModule({ code: code(), label: key });
+      // every fma where ggml fuses one is fmaX; the f32/F16 matmul's free-order sums keep WGSL's fma (speed)
+      const src = key.startsWith('mm:') ? code() : withFmaX(code(), fused);
+      const module = dev.createShaderModule({ code: src, label: key });
       p = dev.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: key });
       pipelines.set(key, p);
     }
@@ -258,11 +269,26 @@ export async function createWebGpuDevice(o: WebGpuDeviceOptions = {}): Promise<W
               const x = s(1), M = x.shape[1] ?? 1, nRowGroups = Math.ceil(nr / MM_ROWS), nTiles = Math.ceil(M / MM_TM);
               const aq = actQuant(type);
               let xb = B(x.id);
+              if (aq === 'q8_0' || aq === 'q8_k') {
+                // ggml's integer path: activations quantized as ggml does, block dots in its float order
+                const nx = nElements(x), lay = actLayout(aq, nx);
+                const repack = llamaRepacks(type, rows), gemmRows = q4KGemmRows(type, rows, M);
+                const key = `${x.id}:${aq}:${gemmRows}`;
+                if (key !== lastAct) {
+                  emit(`aqq:${aq}`, () => actQuantQShader(aq as ActQ), [nx, K, gemmRows, lay.dOff, lay.bOff], [xb, { buffer: act!, offset: 0, size: round4(4 * lay.words) }], Math.ceil(nx / (aq === 'q8_0' ? 32 : 256) / WG));
+                  lastAct = key;
+                }
+                const chain = type === GgmlType.Q4_0 || (type === GgmlType.Q4_K && repack);
+                const nrg = Math.ceil(nr / MMQ_ROWS), nt = Math.ceil(M / MMQ_TM);
+                emit(`mmq:${type}:${chain}`, () => mulMatQShader(type, chain), [K, nr, M, rb, r0, rows, nrg, nt, repack ? 1 : 0, gemmRows, lay.dOff, lay.bOff],
+                  [wbind, { buffer: act!, offset: 0, size: round4(4 * lay.words) }, B(id)], nrg * nt);
+                continue;
+              }
               if (aq) {
                 const key = `${x.id}:${aq}`, nx = nElements(x);
                 if (key !== lastAct) {
                   const groups = Math.ceil((aq === 'f16' ? nx : aq === 'q8_0' ? nx / 32 : nx / 256) / WG);
-                  emit(`aq:${aq}`, () => actQuantShader(aq), [nx], [xb, { buffer: act!, offset: 0, size: round4(4 * nx) }], groups);
+                  emit(`aq:${aq}`, () => actQuantShader('f16'), [nx], [xb, { buffer: act!, offset: 0, size: round4(4 * nx) }], groups);
                   lastAct = key;
                 }
                 xb = { buffer: act!, offset: 0, size: round4(4 * nx) };
@@ -352,7 +378,7 @@ export async function createWebGpuDevice(o: WebGpuDeviceOptions = {}): Promise<W
     name: o.name ?? 'webgpu',
     kind: 'gpu',
     gpu,
-    description: `WebGPU (${gpu.adapterName}${gpu.fallbackAdapter ? ', software fallback adapter' : ''}; backend ${gpu.backend}; f32 kernels${gpu.features.f16 ? ', shader-f16 available' : ''}${gpu.features.subgroups ? ', subgroups available' : ''}; max binding ${L.maxBinding >> 20} MiB)`,
+    description: `WebGPU (${gpu.adapterName}${gpu.fallbackAdapter ? ', software fallback adapter' : ''}; backend ${gpu.backend}; f32 kernels, fma ${fused ? 'native' : 'emulated'}${gpu.features.f16 ? ', shader-f16 available' : ''}${gpu.features.subgroups ? ', subgroups available' : ''}; max binding ${L.maxBinding >> 20} MiB)`,
     memory: () => ({ free: Math.max(0, L.maxBuffer - liveBytes), total: L.maxBuffer }),
     bufferType: () => bt,
     supportsOp,

@@ -8,7 +8,8 @@
 //   shader-f16; f32 -> f16 rounding is done in integers (round to nearest even, as ggml's f32 -> f16).
 // - the workgroup index is wid.y * num_workgroups.x + wid.x (grids wider than 65535 workgroups wrap into y);
 //   kernels return early past their last workgroup (uniform: derived from the workgroup id).
-// - no f32 sum here reproduces ggml's order: the conformance suite holds them to llama.cpp's NMSE limits.
+// - the quantized matmuls (shaders-mmq.ts) and the attention reproduce ggml's float order; the f32/F16 matmul
+//   does not (the conformance suite holds it to llama.cpp's NMSE limits). fma( is made fmaX (fma.ts) by device.ts.
 import { GgmlType } from '../../gguf/ggml-types.js';
 
 export const WG = 64;
@@ -195,8 +196,9 @@ const EW_BODY: Record<EwOp, string> = {
   mul: 'Y[i] = A[i] * B[i % p.nb];',
   scale: 'Y[i] = A[i] * p.s0;',
   softcap: 'Y[i] = tanh_(A[i] * p.s0) * p.s1;',
-  swiglu: 'let x = A[i]; Y[i] = (x / (1.0 + expv(-x))) * B[i];',
-  silu: 'let x = A[i]; Y[i] = x / (1.0 + exp(-x));',
+  // ggml_v_silu: x / (1 + ggml_v_expf(-x)), the division rounded once
+  swiglu: 'let x = A[i]; Y[i] = cdiv(x, 1.0 + expv(-x)) * B[i];',
+  silu: 'let x = A[i]; Y[i] = cdiv(x, 1.0 + expv(-x));',
   sigmoid: 'Y[i] = 1.0 / (1.0 + exp(-A[i]));',
   scale_rows: 'Y[i] = A[i] * B[i / p.w];',
   // ggml's GELU: input and result rounded to f16 (its table), tanh form; identity past +-10
@@ -324,6 +326,8 @@ const OPQ = 'fn opq(v: f32) -> f32 { return bitcast<f32>(bitcast<u32>(v) ^ p.nev
   'fn ffadd(hi: ptr<function, f32>, lo: ptr<function, f32>, x: f32) { let a = *hi; let s = opq(a + x); let bb = opq(s - a); *lo += (a - opq(s - bb)) + (x - bb); *hi = s; }\n';
 const EXPV = `
 ${OPQ}
+// a division rounded once (WGSL's need not be): the quotient corrected by its exact residual
+fn cdiv(a: f32, b: f32) -> f32 { let q = opq(a / b); return q + fma(-q, b, a) / b; }
 fn expv(x: f32) -> f32 {
   let z = fma(x, ${f32lit(0x1715476 / 2 ** 24)}, 12582912.0);
   let n = opq(z) - 12582912.0;
@@ -335,9 +339,10 @@ fn expv(x: f32) -> f32 {
 }
 `;
 /** _mm512_reduce_add_ps's tree over 16 lanes L(0..15) (GCC's order: hi256 + lo256, hi128 + lo128, [0]+[2], [1]+[3], [0]+[1]) */
+// (every partial sum behind opq: Mesa reorders an unguarded tree, measured in V.softmax from 25 keys on)
 const tree16 = (L: (i: number) => string) => {
-  const t3 = (i: number) => `(${L(i)} + ${L(i + 8)})`;
-  return `(((${t3(0)} + ${t3(4)}) + (${t3(2)} + ${t3(6)})) + ((${t3(1)} + ${t3(5)}) + (${t3(3)} + ${t3(7)})))`;
+  const t3 = (i: number) => `opq(${L(i)} + ${L(i + 8)})`;
+  return `opq(opq(opq(${t3(0)} + ${t3(4)}) + opq(${t3(2)} + ${t3(6)})) + opq(opq(${t3(1)} + ${t3(5)}) + opq(${t3(3)} + ${t3(7)})))`;
 };
 
 /**
@@ -356,9 +361,9 @@ export function attentionShader(f16: boolean, batch: boolean): string {
   const vAt = (e: string) => f16 ? `unpack2x16float(V[(${e}) >> 1u])[(${e}) & 1u]` : `V[${e}]`;
   // K.Q over dk: ggml's order (exact path) and a plain one (long spans, f32 caches)
   const kqLane16 = (l: number) => `kql(ko, ${l}u, 16u, p.dk)`;
-  const kqLane64 = (l: number) => `(kql(ko, ${l}u, 64u, np) + kql(ko, ${l + 32}u, 64u, np)) + (kql(ko, ${l + 16}u, 64u, np) + kql(ko, ${l + 48}u, 64u, np))`;
+  const kqLane64 = (l: number) => `opq(opq(kql(ko, ${l}u, 64u, np) + kql(ko, ${l + 32}u, 64u, np)) + opq(kql(ko, ${l + 16}u, 64u, np) + kql(ko, ${l + 48}u, 64u, np)))`;
   const vLane16 = (l: number) => `vl(vo, ${l}u, 16u, p0)`;
-  const vLane64 = (l: number) => `(vl(vo, ${l}u, 64u, p0) + vl(vo, ${l + 32}u, 64u, p0)) + (vl(vo, ${l + 16}u, 64u, p0) + vl(vo, ${l + 48}u, 64u, p0))`;
+  const vLane64 = (l: number) => `opq(opq(vl(vo, ${l}u, 64u, p0) + vl(vo, ${l + 32}u, 64u, p0)) + opq(vl(vo, ${l + 16}u, 64u, p0) + vl(vo, ${l + 48}u, 64u, p0)))`;
   const exactKq = batch ? `return ${tree16(kqLane16)};` : `
   let np = p.dk & ~63u;
   var hi = 0.0;
@@ -384,12 +389,12 @@ var<private> kvh: u32;
 var<private> rowK: u32;
 var<private> rowV: u32;
 // one lane of K.Q: q_i * k_i summed in f32 over i = l, l + step, ... < n (f16 x f16 products are exact)
-fn kql(ko: u32, l: u32, step: u32, n: u32) -> f32 { var a = 0.0; for (var i = l; i < n; i += step) { a = a + qs[i] * ${kAt('ko + i')}; } return a; }
+fn kql(ko: u32, l: u32, step: u32, n: u32) -> f32 { var a = 0.0; for (var i = l; i < n; i += step) { a = opq(a + qs[i] * ${kAt('ko + i')}); } return a; }
 fn kqExact(j: u32) -> f32 { let ko = j * rowK + kvh * p.dk; ${exactKq} }
 fn kqPlain(j: u32) -> f32 { let ko = j * rowK + kvh * p.dk; var s = 0.0; for (var i = 0u; i < p.dk; i++) { s = fma(qs[i], ${kAt('ko + i')}, s); } return s; }
 fn post(s0: f32) -> f32 { var s = s0; if (p.softcap > 0.0) { s = tanh_(s * p.invcap) * p.softcap; } return s * p.scale; }
 // one lane of V.softmax for the value at vo + j * rowV: w_j * v_j over keys j = l, l + step, ... <= p0
-fn vl(vo: u32, l: u32, step: u32, p0: u32) -> f32 { var a = 0.0; for (var j = l; j <= p0; j += step) { a = a + ws[j] * ${vAt('vo + j * rowV')}; } return a; }
+fn vl(vo: u32, l: u32, step: u32, p0: u32) -> f32 { var a = 0.0; for (var j = l; j <= p0; j += step) { a = opq(a + ws[j] * ${vAt('vo + j * rowV')}); } return a; }
 @compute @workgroup_size(${WG})
 fn main(${IDX}) {
   ${GROUP}
@@ -482,29 +487,13 @@ fn main(${IDX}) {
 }
 
 /**
- * The activations a quantized matmul sees in ggml (its vec_dot_type), as f32 values: Q8_0 (Q4_0, Q8_0
- * weights: d = amax/127 stored as f16, q = round-half-even(x * 127/amax)), Q8_K (K-quants: iscale = -127/max,
- * the signed value of largest magnitude, first one wins; q = min(127, round(iscale * x)), d = 1/iscale), f16
- * (F16 weights). The matmul then multiplies these values: the products ggml's integer dots sum.
+ * F16 weights: the activations rounded to f16 (ggml's vec_dot_type for F16). The quantized weight types'
+ * activations (Q8_0, Q8_K as int8 blocks) are shaders-mmq.ts.
  */
 export type ActQuant = 'q8_0' | 'q8_k' | 'f16';
-export function actQuantShader(kind: ActQuant): string {
-  const body = kind === 'f16' ? `if (i >= p.n) { return; }
-  Y[i] = f16r(X[i]);` : kind === 'q8_0' ? `if (i >= p.n / 32u) { return; }
-  let o = i * 32u;
-  var amax = 0.0;
-  for (var j = 0u; j < 32u; j++) { amax = max(amax, abs(X[o + j])); }
-  let d = f16r(amax / 127.0);
-  var id = 0.0;
-  if (amax != 0.0) { id = 127.0 / amax; }
-  for (var j = 0u; j < 32u; j++) { Y[o + j] = d * round(X[o + j] * id); }` : `if (i >= p.n / 256u) { return; }
-  let o = i * 256u;
-  var amax = 0.0; var mx = 0.0;
-  for (var j = 0u; j < 256u; j++) { let a = abs(X[o + j]); if (a > amax) { amax = a; mx = X[o + j]; } }
-  if (amax == 0.0) { for (var j = 0u; j < 256u; j++) { Y[o + j] = 0.0; } return; }
-  let iscale = -127.0 / mx;
-  let d = 1.0 / iscale;
-  for (var j = 0u; j < 256u; j++) { Y[o + j] = d * min(127.0, round(iscale * X[o + j])); }`;
+export function actQuantShader(kind: 'f16'): string {
+  const body = `if (i >= p.n) { return; }
+  Y[i] = f16r(X[i]);`;
   return `${COMMON}
 struct P { n: u32 }
 @group(0) @binding(0) var<uniform> p: P;

@@ -17,19 +17,24 @@ import { closeGpus, needGpu } from './adapter.js';
 import { forcedAgreement } from './agreement.js';
 
 const cpu = await createCpuDevice({ threads: 2 });
-after(async () => { await closeGpus(); await cpu.close(); });
+// forced decoding compares against the cpu device in exact numerics (llama.cpp's x86 float orders, as the
+// webgpu kernels reproduce them): the fast cpu kernels sum in another order, and that order alone moved
+// gemma3-q8_0's top-1 to 97.9% (the 8-bit activations amplify last-bit differences)
+const exact = await createCpuDevice({ threads: 2, numerics: 'exact' });
+after(async () => { await closeGpus(); await cpu.close(); await exact.close(); });
 const FULL = process.env.GGUF_EDGE_WEBGPU_FULL === '1';
 const TYPES = ['f32', 'f16', 'q8_0', 'q4_0', 'q4_k_m'];
 const all = PARITY_ARCHS.flatMap((a) => TYPES.map((t) => `${a}-${t}`));
 
 // npm test: the float types of every architecture and two quantized fixtures, one prompt, 8 steps
-const forced = FULL ? all : [...PARITY_ARCHS.map((a) => `${a}-f16`), 'llama-q4_0', 'gemma2-q8_0'];
+const only = process.env.GGUF_EDGE_WEBGPU_ONLY?.split(',');
+const forced = only ?? (FULL ? all : [...PARITY_ARCHS.map((a) => `${a}-f16`), 'llama-q4_0', 'gemma2-q8_0']);
 const [seqs, steps] = FULL ? [3, 32] : [1, 8];
 for (const name of forced) {
   test(`forced decoding ${name}: webgpu top-1 and top-10 probabilities vs the cpu device`, async (t) => {
     const gpu = await needGpu(t);
     if (!gpu) return;
-    const r = await forcedAgreement(name, cpu, { devices: [gpu, cpu] }, seqs, steps);
+    const r = await forcedAgreement(name, exact, { devices: [gpu, exact] }, seqs, steps);
     console.log(`# ${name}: ${r.steps} steps, top-1 ${(100 * r.top1Agree).toFixed(1)}%, max top-10 prob err ${r.maxTop10Err.toExponential(2)} (${r.worst})`);
     assert.deepEqual(r.decodeSplits, ['webgpu'], 'a decode token is one split on webgpu');
     assert.ok(r.top1Agree >= 0.99, `${name}: top-1 agreement ${r.top1Agree}`);
@@ -37,7 +42,7 @@ for (const name of forced) {
   });
 }
 
-const phased = FULL ? all : ['llama-q4_0', 'qwen2-f32', 'qwen3-q8_0', 'gemma2-f16', 'gemma3-q8_0', 'phi3-q4_k_m'];
+const phased = only ?? (FULL ? all : ['llama-q4_0', 'qwen2-f32', 'qwen3-q8_0', 'gemma2-f16', 'gemma3-q8_0', 'phi3-q4_k_m']);
 for (const name of phased) {
   test(`parity ${name}: prefill on webgpu, decode on cpu`, async (t) => {
     const gpu = await needGpu(t);
@@ -85,7 +90,7 @@ test('KV hand-over both ways (prompt on webgpu, decode on cpu, another prompt ch
 test('forced decoding over GLES (no f16, no subgroups): gemma2-f16 vs the cpu device', async (t) => {
   const gpu = await needGpu(t, 'opengles');
   if (!gpu) return;
-  const r = await forcedAgreement('gemma2-f16', cpu, { devices: [gpu, cpu] }, 1, 8);
+  const r = await forcedAgreement('gemma2-f16', exact, { devices: [gpu, exact] }, 1, 8);
   console.log(`# gemma2-f16 over GLES: top-1 ${(100 * r.top1Agree).toFixed(1)}%, max top-10 prob err ${r.maxTop10Err.toExponential(2)}`);
   assert.deepEqual(r.decodeSplits, ['webgpu']);
   assert.ok(r.top1Agree >= 0.99 && r.maxTop10Err <= 0.02, r.worst);
