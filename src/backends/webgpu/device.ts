@@ -24,9 +24,10 @@ import { gpuBufferType, isGpuBuffer, MAP_READ, USAGE, type GpuBuffer } from './b
 import { setupGpu, type GpuSetup, type GpuSetupOptions } from './gpu.js';
 import { probeFusedFma, withFmaX, type FmaMode } from './fma.js';
 import { actLayout, actQuantQShader, MMQ_ROWS, MMQ_TM, mulMatQShader, type ActQ } from './shaders-mmq.js';
-import { llamaRepacks, q4KGemmRows } from '../ggml-routing.js';
+import { llamaRepacks, q4KGemmRows, usesTinyBlas } from '../ggml-routing.js';
+import { MMF_ROWS, MMF_TM, mulMatFShader } from './shaders-mmf.js';
 import {
-  actQuantShader, ATTN_MAX_HEAD, attentionShader, type ActQuant, elementwiseShader, ewHasB, getRowsShader, kvStoreShader, MM_ROWS, MM_TM, mulMatShader,
+  actQuantShader, ATTN_MAX_HEAD, attentionShader, type ActQuant, elementwiseShader, ewHasB, getRowsShader, kvStoreShader,
   normShader, ropeShader, WEIGHT_TYPES, WG, type EwOp,
 } from './shaders.js';
 
@@ -105,8 +106,8 @@ export async function createWebGpuDevice(o: WebGpuDeviceOptions = {}): Promise<W
   const pipeline = (key: string, code: () => string): GPUComputePipeline => {
     let p = pipelines.get(key);
     if (!p) {
-      // every fma where ggml fuses one is fmaX; the f32/F16 matmul's free-order sums keep WGSL's fma (speed)
-      const src = key.startsWith('mm:') ? code() : withFmaX(code(), fused);
+      // every fma is fmaX: the kernels use fma( only where ggml fuses one
+      const src = withFmaX(code(), fused);
       const module = dev.createShaderModule({ code: src, label: key });
       p = dev.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: key });
       pipelines.set(key, p);
@@ -266,7 +267,7 @@ export async function createWebGpuDevice(o: WebGpuDeviceOptions = {}): Promise<W
             const wbind: Binding = { buffer: wb.buffer, offset: wb.offset + r0 * rb, size: round4(nr * rb) };
             if (wbind.offset + wbind.size > wb.buffer.size) wbind.size = wb.buffer.size - wbind.offset;
             if (t.op === 'mul_mat') {
-              const x = s(1), M = x.shape[1] ?? 1, nRowGroups = Math.ceil(nr / MM_ROWS), nTiles = Math.ceil(M / MM_TM);
+              const x = s(1), M = x.shape[1] ?? 1;
               const aq = actQuant(type);
               let xb = B(x.id);
               if (aq === 'q8_0' || aq === 'q8_k') {
@@ -293,7 +294,10 @@ export async function createWebGpuDevice(o: WebGpuDeviceOptions = {}): Promise<W
                 }
                 xb = { buffer: act!, offset: 0, size: round4(4 * nx) };
               }
-              emit(`mm:${type}`, () => mulMatShader(type), [K, nr, M, rb, r0, rows, nRowGroups, nTiles], [wbind, xb, B(id)], nRowGroups * nTiles);
+              // F32/F16: tinyBLAS's or ggml_vec_dot_f32/_f16's order (shaders-mmf.ts)
+              const f16 = type === GgmlType.F16, tiny = usesTinyBlas(M, K, rows);
+              const nrg = Math.ceil(nr / MMF_ROWS), nt = Math.ceil(M / MMF_TM);
+              emit(`mmf:${f16}:${tiny}`, () => mulMatFShader(f16, tiny), [K, nr, M, rb, r0, rows, nrg, nt], [wbind, xb, B(id)], nrg * nt);
             } else {
               const nIds = s(1).shape[0]!, nsb = Math.ceil(K / 32);
               emit(`gr:${type}`, () => getRowsShader(type), [K, nIds, rb, r0, nr, nsb], [wbind, B(t.src[1]!), B(id)], Math.ceil(nIds * nsb / WG));

@@ -9,7 +9,7 @@
 // (row t at word t*K/4), then one f32 scale per block at dOff (Q8_0: the f16-rounded d; Q8_K: d), then for
 // Q8_K the 16 block sums per super-block as i32 at bOff.
 //
-// A matmul workgroup: MM_ROWS weight rows x MM_TM tokens (vec4 lanes, one per token), 8 threads per row:
+// A matmul workgroup: MMQ_ROWS weight rows x MMQ_TM tokens (vec4 lanes, one per token), 8 threads per row:
 // - Q8_0, Q6_K, Q4_K (not repacked): thread l is ggml's SIMD lane l (values 4l..4l+3 of every 32), its
 //   accumulator fused-multiply-added per block, then hsum_float_8 (and Q4_K's 4 min lanes);
 // - Q4_0 and repacked Q4_K: one FMA chain per output (per block, per super-block (GEMV) or per 64 values

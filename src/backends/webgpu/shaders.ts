@@ -13,10 +13,6 @@
 import { GgmlType } from '../../gguf/ggml-types.js';
 
 export const WG = 64;
-/** tokens per matmul workgroup, and weight rows x threads per row */
-export const MM_TM = 4;
-export const MM_ROWS = 8;
-export const MM_TPR = 8;
 /** largest attention head (K and V) the kernel keeps in workgroup memory / registers */
 export const ATTN_MAX_HEAD = 256;
 
@@ -114,57 +110,6 @@ fn val(h: H, j: u32) -> f32 {
   throw new Error(`webgpu: no WGSL dequantizer for ggml type ${type}`);
 }
 export const WEIGHT_TYPES: readonly number[] = [GgmlType.F32, GgmlType.F16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q6_K];
-
-/**
- * y[t][r0 + r] = W[r] . x[t]: a workgroup takes MM_ROWS weight rows x MM_TM tokens; MM_TPR threads per row split
- * its 32-value sub-blocks (each dequantized once for the MM_TM tokens), then sum through workgroup memory.
- */
-export function mulMatShader(type: number): string {
-  return `${COMMON}
-struct P { K: u32, N: u32, M: u32, rowBytes: u32, r0: u32, nOut: u32, nRowGroups: u32, nTiles: u32 }
-@group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read_write> W: array<u32>;
-@group(0) @binding(2) var<storage, read_write> X: array<f32>;
-@group(0) @binding(3) var<storage, read_write> Y: array<f32>;
-${WREAD}
-${deqBlock(type)}
-var<workgroup> red: array<f32, ${WG * MM_TM}>;
-@compute @workgroup_size(${WG})
-fn main(${IDX}) {
-  ${GROUP}
-  if (grp >= p.nRowGroups * p.nTiles) { return; }
-  let rg = grp % p.nRowGroups; let tile = grp / p.nRowGroups;
-  let r = rg * ${MM_ROWS}u + lid / ${MM_TPR}u; let lane = lid % ${MM_TPR}u;
-  let t0 = tile * ${MM_TM}u;
-  var acc: array<f32, ${MM_TM}>;
-  for (var i = 0u; i < ${MM_TM}u; i++) { acc[i] = 0.0; }
-  if (r < p.N) {
-    let base = r * p.rowBytes;
-    let nsb = (p.K + 31u) / 32u;
-    for (var sb = lane; sb < nsb; sb += ${MM_TPR}u) {
-      let nj = min(32u, p.K - sb * 32u);
-      let hd = hdr(base, sb);
-      let xo = sb * 32u;
-      for (var j = 0u; j < nj; j++) {
-        let w = val(hd, j);
-        for (var i = 0u; i < ${MM_TM}u; i++) { acc[i] = fma(w, X[min(t0 + i, p.M - 1u) * p.K + xo + j], acc[i]); }
-      }
-    }
-  }
-  for (var i = 0u; i < ${MM_TM}u; i++) { red[i * ${WG}u + lid] = acc[i]; }
-  workgroupBarrier();
-  for (var k = ${MM_TPR / 2}u; k > 0u; k >>= 1u) {
-    if (lane < k) { for (var i = 0u; i < ${MM_TM}u; i++) { red[i * ${WG}u + lid] += red[i * ${WG}u + lid + k]; } }
-    workgroupBarrier();
-  }
-  if (lane == 0u && r < p.N) {
-    for (var i = 0u; i < ${MM_TM}u; i++) {
-      let t = t0 + i;
-      if (t < p.M) { Y[t * p.nOut + p.r0 + r] = red[i * ${WG}u + lid]; }
-    }
-  }
-}`;
-}
 
 /** y[i] = row ids[i] of W (rows [r0, r0 + N) of the table in this binding): a thread per 32-value sub-block */
 export function getRowsShader(type: number): string {
