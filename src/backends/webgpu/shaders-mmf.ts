@@ -21,8 +21,7 @@ export function mulMatFShader(f16: boolean, tiny: boolean): string {
   const w = (c: string) => (f16 ? `rdh(base + 2u * (${c}))` : `bitcast<f32>(W[(base >> 2u) + ${c}])`);
   const xs = (c: string) => `vec4<f32>(X[tk.x * p.K + ${c}], X[tk.y * p.K + ${c}], X[tk.z * p.K + ${c}], X[tk.w * p.K + ${c}])`;
   const step = (a: string, c: string) => f16 ? `${a} = opq4(${a} + ${w(c)} * ${xs(c)});` : `${a} = fmaX4(vec4<f32>(${w(c)}), ${xs(c)}, ${a});`;
-  const nl = tiny ? 2 : 8; // lanes per thread
-  const lanesDecl = Array.from({ length: nl }, (_, k) => `var a${k} = vec4<f32>(0.0);`).join(' ');
+  const lanesDecl = tiny ? 'var a0 = vec4<f32>(0.0); var a1 = vec4<f32>(0.0);' : '';
   const body = tiny ? `
   for (var c0 = 0u; c0 < p.K; c0 += 16u) {
     ${step('a0', 'c0 + l')}
@@ -33,13 +32,14 @@ export function mulMatFShader(f16: boolean, tiny: boolean): string {
   if (!live || l != 0u) { return; }
   var y = ${tree16((i) => (i < 8 ? `red[lid + ${i}u]` : `red2[lid + ${i - 8}u]`))};` : `
   let np = p.K & ~63u;
+  // the thread's 8 lanes accumulate in its own slots of red (a loop, not 8 unrolled copies: compile time)
+  let rb = (lid / 8u) * 64u;
+  for (var k = 0u; k < 8u; k++) { red[rb + l + 8u * k] = vec4<f32>(0.0); }
   for (var c0 = 0u; c0 < np; c0 += 64u) {
-    ${Array.from({ length: 8 }, (_, k) => step(`a${k}`, `c0 + l + ${8 * k}u`)).join('\n    ')}
+    for (var k = 0u; k < 8u; k++) { var a = red[rb + l + 8u * k]; ${step('a', 'c0 + l + 8u * k')} red[rb + l + 8u * k] = a; }
   }
-  ${Array.from({ length: 8 }, (_, k) => `red[(lid / 8u) * 64u + l + ${8 * k}u] = a${k};`).join(' ')}
   workgroupBarrier();
   if (!live || l != 0u) { return; }
-  let rb = (lid / 8u) * 64u;
   var y = vec4<f32>(0.0);
   if (np > 0u) { y = ${tree16((i) => `opq4(opq4(red[rb + ${i}u] + red[rb + ${i + 32}u]) + opq4(red[rb + ${i + 16}u] + red[rb + ${i + 48}u]))`)}; }
   ${f16 ? `// the tail in double (float-float; the products are exact)

@@ -1,7 +1,7 @@
 // The webgpu device's last-bit numerics (small, fast): fmaX's emulation is a correctly rounded fused
 // multiply-add (against quant/rounding.ts fmaf), and the quantized matmuls equal the reference device bit for
-// bit where ggml's rounding rules are easy to miss: the Q8_K tie rule of llama.cpp's repacked Q4_K GEMM rows
-// (a block holding both +amax and -amax, the negative first), Q4_0/Q4_K with repacked (rows % 8 == 0) and
+// bit where ggml's rules are easy to miss: Q8_K blocks holding both +amax and -amax (the 4x8 GEMM quantizer's
+// sign choice; it flips q and d together, so it cancels in the products), Q4_0/Q4_K with repacked (rows % 8 == 0) and
 // plain row counts, one token (GEMV) and batches of 4 + a remainder; F32/F16 in tinyBLAS's and vec_dot's lanes.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -81,7 +81,7 @@ function mulMatCase(wt: number, k: number, n: number, m: number, x: Float32Array
   return { graph, data, steps: [new Map()] };
 }
 
-test('matmuls equal the reference bit for bit (Q8_K 4x8 tie rule, repacked and plain rows, GEMV/GEMM, F32/F16 lane orders)', async (t) => {
+test('matmuls equal the reference bit for bit (Q8_K sign ties, repacked and plain rows, GEMV/GEMM, F32/F16 lane orders)', async (t) => {
   const d = await needGpu(t);
   if (!d) return;
   const ref = referenceDevice();
@@ -93,8 +93,8 @@ test('matmuls equal the reference bit for bit (Q8_K 4x8 tie rule, repacked and p
     for (const m of [1, 6]) {
       let s = 99 + m;
       const x = Float32Array.from({ length: k * m }, () => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return (s / 2 ** 32 - 0.5) * 4; });
-      // ties: every 256-block of row 0..3 holds -3 first and +3 later (ggml's reference quantizer takes the
-      // negative, the 4x8 GEMM quantizer the positive)
+      // every 256-block holds -3 first and +3 later (ggml's reference quantizer takes the negative, the 4x8
+      // GEMM quantizer the positive)
       for (let r = 0; r < m; r++) for (let blk = 0; blk < Math.floor(k / 256); blk++) { x[r * k + blk * 256 + 5] = -3; x[r * k + blk * 256 + 200] = 3; }
       const c = mulMatCase(wt, k, n, m, x, 5 + n);
       const [got, want] = [await runCase(d, c), await runCase(ref, c)];
