@@ -2,7 +2,7 @@ import { AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, A
 import { expf_v2 } from './common/expf';
 import { expf_glibc } from './common/glibc';
 import { tanhf } from './common/libm';
-import { f2h, h2f, h2f4, h2f4_finite, round_f16x4 } from './common/f16';
+import { f2h, f16x4, h2f, h2f4, h2f4_finite, round_f16x4 } from './common/f16';
 import { dot_f16_vec } from './common/f16-dot';
 import { fma2, f32x4_of, hi_f64, lo_f64, reduce_add_16 } from './common/fmaf';
 
@@ -32,6 +32,10 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
   const qh = scr, acc = scr + (<usize>hd << 2), sc = acc + (<usize>hd << 8);
   const lanes: i32 = batch ? 16 : 64;
   const hb = <usize>hd << 2;
+  if (!batch && (hd & 15) == 0) {
+    attn_ggml_decode(r0, r1, pp, scr);
+    return;
+  }
   for (let r = r0; r < r1; r++) {
     const t = r / nHead, h = r - t * nHead;
     const kvo = <usize>(h / gqa) * (<usize>hd << 1);
@@ -62,27 +66,8 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
       }
     }
     // softmax: chunks of 16 slots of the (padded) KV view, aligned to 16
-    let sum: f64 = 0;
-    const mv = f32x4.splat(<f32>mx);
-    for (let c = lo & ~15; c <= p0; c += 16) {
-      let e0 = f32x4.splat(0), e1 = e0, e2 = e0, e3 = e0;
-      for (let g = 0; g < 4; g++) {
-        const base = c + 4 * g;
-        const x = f32x4.sub(v128.load(sc + (<usize>base << 2)), mv);
-        let e = f32x4_of(expf_v2(lo_f64(x)), expf_v2(hi_f64(x)));
-        // slots outside [lo, p0] are exp(-inf) = 0
-        const idx = i32x4.add(i32x4.splat(base), i32x4(0, 1, 2, 3));
-        e = v128.and(e, v128.and(i32x4.ge_s(idx, i32x4.splat(lo)), i32x4.le_s(idx, i32x4.splat(p0))));
-        v128.store(sc + (<usize>base << 2), e);
-        if (g == 0) e0 = e; else if (g == 1) e1 = e; else if (g == 2) e2 = e; else e3 = e;
-      }
-      sum += <f64>reduce_add_16(e0, e1, e2, e3);
-    }
-    const inv = <f32>(1.0 / sum);
-    for (let j = lo; j <= p0; j++) {
-      const sp = sc + (<usize>j << 2);
-      store<f32>(sp, h2f(f2h(load<f32>(sp) * inv)));
-    }
+    const sum = softmax16(sc, lo, p0, <f32>mx);
+    round_weights(sc, lo, p0, <f32>(1.0 / sum));
     const op = o + <usize>t * os + <usize>h * hb;
     if (batch) {
       // V . weights with lane = position % 16 (the weights outside [lo, p0] of the 16-aligned chunks are 0),
@@ -94,10 +79,10 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
         let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0;
         for (let j = m0; j < m1; j += 16) {
           const wp = sc + (j << 2), vp = vr + ((j - <usize>kb) << 2);
-          a0 = f32x4.add(a0, f32x4.mul(v128.load(wp), v128.load(vp)));
-          a1 = f32x4.add(a1, f32x4.mul(v128.load(wp, 16), v128.load(vp, 16)));
-          a2 = f32x4.add(a2, f32x4.mul(v128.load(wp, 32), v128.load(vp, 32)));
-          a3 = f32x4.add(a3, f32x4.mul(v128.load(wp, 48), v128.load(vp, 48)));
+          a0 = madd(v128.load(wp), v128.load(vp), a0);
+          a1 = madd(v128.load(wp, 16), v128.load(vp, 16), a1);
+          a2 = madd(v128.load(wp, 32), v128.load(vp, 32), a2);
+          a3 = madd(v128.load(wp, 48), v128.load(vp, 48), a3);
         }
         store<f32>(op + (<usize>i << 2), reduce_add_16(a0, a1, a2, a3));
       }
@@ -131,6 +116,122 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
       store<f32>(op + e, reduce_add_16(l0, l1, l2, l3));
     }
   }
+}
+// attn_ggml for one query token per item (decode; head size % 16 == 0), same bits, faster shape: the query
+// heads sharing a kv head (GQA) go in pairs, so each K and V row is loaded and widened once for both; the
+// relaxed build fuses the (exact) products; V . weights runs lane-major: ggml_vec_dot_f16's accumulator of
+// (lane l = position & 63, 16 dims) stays in registers over the positions l, l+64, ... of a superblock of
+// DEC_SB positions (its adds in position order, as before) instead of a load and store per position.
+// Scratch per thread: q0, q1 (hd each), 32 lane sums, acc0, acc1 (64 x hd each), then the two score rows.
+const DEC_SB = 1024;
+function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
+  const q = <usize>load<i32>(pp, AG_Q), qs = <usize>load<i32>(pp, AG_Q_STRIDE), k = <usize>load<i32>(pp, AG_K), v = <usize>load<i32>(pp, AG_V);
+  const kvs = <usize>load<i32>(pp, AG_KV_STRIDE), o = <usize>load<i32>(pp, AG_OUT), os = <usize>load<i32>(pp, AG_OUT_STRIDE);
+  const nHead = load<i32>(pp, AG_N_HEAD), gqa = load<i32>(pp, AG_GQA), hd = load<i32>(pp, AG_HEAD_DIM);
+  const scale = load<f32>(pp, AG_SCALE), window = load<i32>(pp, AG_WINDOW), pos = <usize>load<i32>(pp, AG_POSITIONS);
+  const stride = load<i32>(pp, AG_SEQ_STRIDE);
+  const cap = load<f32>(pp, AG_SOFTCAP), invCap: f32 = cap > 0 ? <f32>1 / cap : 0;
+  const hb = <usize>hd << 2;
+  const q0 = scr, q1 = q0 + hb, tmp = q1 + hb, acc0 = tmp + 128, acc1 = acc0 + (hb << 6), sc0 = acc1 + (hb << 6);
+  const scLen = ((<usize>load<i32>(pp, AG_SCRATCH_BYTES) - (sc0 - scr)) >> 1) & ~63;
+  const sc1 = sc0 + scLen;
+  const paired = (hd & 63) == 0;
+  let r = r0;
+  while (r < r1) {
+    const t = r / nHead, h = r - t * nHead;
+    // two heads when the next item is the same token's next head of the same kv head
+    const two = paired && r + 1 < r1 && h + 1 < nHead && (h + 1) / gqa == h / gqa;
+    const kvo = <usize>(h / gqa) * (<usize>hd << 1);
+    const p0 = load<i32>(pos + (<usize>t << 2));
+    const lo0 = stride > 0 ? p0 - p0 % stride : 0;
+    const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
+    const qp = q + <usize>t * qs + <usize>h * hb;
+    for (let i: usize = 0; i < hb; i += 16) {
+      v128.store(q0 + i, round_f16x4(v128.load(qp + i)));
+      if (two) v128.store(q1 + i, round_f16x4(v128.load(qp + hb + i)));
+    }
+    let mx0: f32 = -Infinity, mx1: f32 = -Infinity;
+    for (let j = lo; j <= p0; j++) {
+      const kp = k + <usize>j * kvs + kvo;
+      let d0: f32, d1: f32 = 0;
+      if (two) {
+        dot2_f16_lanes(kp, q0, q1, hd, 0, tmp); dot2_f16_lanes(kp, q0, q1, hd, 1, tmp);
+        dot2_f16_lanes(kp, q0, q1, hd, 2, tmp); dot2_f16_lanes(kp, q0, q1, hd, 3, tmp);
+        d0 = reduce_add_16(v128.load(tmp), v128.load(tmp, 16), v128.load(tmp, 32), v128.load(tmp, 48));
+        d1 = reduce_add_16(v128.load(tmp, 64), v128.load(tmp, 80), v128.load(tmp, 96), v128.load(tmp, 112));
+      } else {
+        d0 = dot_f16_vec(kp, q0, hd);
+      }
+      if (cap > 0) d0 = tanhf(d0 * invCap) * cap;
+      const s0 = d0 * scale;
+      store<f32>(sc0 + (<usize>j << 2), s0);
+      if (s0 > mx0) mx0 = s0;
+      if (two) {
+        if (cap > 0) d1 = tanhf(d1 * invCap) * cap;
+        const s1 = d1 * scale;
+        store<f32>(sc1 + (<usize>j << 2), s1);
+        if (s1 > mx1) mx1 = s1;
+      }
+    }
+    round_weights(sc0, lo, p0, <f32>(1.0 / softmax16(sc0, lo, p0, mx0)));
+    if (two) round_weights(sc1, lo, p0, <f32>(1.0 / softmax16(sc1, lo, p0, mx1)));
+    // V . weights, lane-major over superblocks
+    const base = lo & ~63;
+    for (let sb = base; sb <= p0; sb += DEC_SB) {
+      const end = min(sb + DEC_SB, p0 + 1), first = sb == base;
+      for (let l = 0; l < 64; l++) {
+        let j0 = sb + l;
+        if (j0 < lo) j0 += 64;
+        const ap0 = acc0 + <usize>l * hb, ap1 = acc1 + <usize>l * hb;
+        for (let d: usize = 0; d < <usize>hd; d += 16) {
+          const z = f32x4.splat(0);
+          let a0 = first ? z : v128.load(ap0 + (d << 2)), a1 = first ? z : v128.load(ap0 + (d << 2), 16);
+          let a2 = first ? z : v128.load(ap0 + (d << 2), 32), a3 = first ? z : v128.load(ap0 + (d << 2), 48);
+          let b0 = z, b1 = z, b2 = z, b3 = z;
+          if (two && !first) {
+            b0 = v128.load(ap1 + (d << 2)); b1 = v128.load(ap1 + (d << 2), 16); b2 = v128.load(ap1 + (d << 2), 32); b3 = v128.load(ap1 + (d << 2), 48);
+          }
+          for (let j = j0; j < end; j += 64) {
+            const vp = v + <usize>j * kvs + kvo + (d << 1);
+            const x0 = f16x4(vp), x1 = f16x4(vp + 8), x2 = f16x4(vp + 16), x3 = f16x4(vp + 24);
+            const w0 = v128.load32_splat(sc0 + (<usize>j << 2));
+            a0 = madd(w0, x0, a0); a1 = madd(w0, x1, a1); a2 = madd(w0, x2, a2); a3 = madd(w0, x3, a3);
+            if (two) {
+              const w1 = v128.load32_splat(sc1 + (<usize>j << 2));
+              b0 = madd(w1, x0, b0); b1 = madd(w1, x1, b1); b2 = madd(w1, x2, b2); b3 = madd(w1, x3, b3);
+            }
+          }
+          v128.store(ap0 + (d << 2), a0); v128.store(ap0 + (d << 2), a1, 16); v128.store(ap0 + (d << 2), a2, 32); v128.store(ap0 + (d << 2), a3, 48);
+          if (two) {
+            v128.store(ap1 + (d << 2), b0); v128.store(ap1 + (d << 2), b1, 16); v128.store(ap1 + (d << 2), b2, 32); v128.store(ap1 + (d << 2), b3, 48);
+          }
+        }
+      }
+    }
+    // ggml_vec_dot_f16's reduction per dim: lane l = (acc[l] + acc[32+l]) + (acc[16+l] + acc[48+l]), then 16 lanes
+    const op = o + <usize>t * os + <usize>h * hb;
+    for (let i = 0; i < hd; i++) {
+      const e = <usize>i << 2;
+      store<f32>(op + e, reduce_add_16(vec_lanes(acc0 + e, hb, 0), vec_lanes(acc0 + e, hb, 4), vec_lanes(acc0 + e, hb, 8), vec_lanes(acc0 + e, hb, 12)));
+      if (two) store<f32>(op + hb + e, reduce_add_16(vec_lanes(acc1 + e, hb, 0), vec_lanes(acc1 + e, hb, 4), vec_lanes(acc1 + e, hb, 8), vec_lanes(acc1 + e, hb, 12)));
+    }
+    r += two ? 2 : 1;
+  }
+}
+// lanes 4g..4g+3 of ggml_vec_dot_f16's combined 16 lanes for one f16 K row against two queries (n % 64 == 0),
+// stored at tmp + 16g (query a) and tmp + 64 + 16g (query b): each keeps the one-query order
+@inline function dot2_f16_lanes(w: usize, a: usize, b: usize, n: i32, g: usize, tmp: usize): void {
+  let s0 = f32x4.splat(0), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
+  for (let i = 0; i < n; i += 64) {
+    const wp = w + (<usize>i << 1) + (g << 3), o = (<usize>i << 2) + (g << 4);
+    const k0 = f16x4(wp), k1 = f16x4(wp + 32), k2 = f16x4(wp + 64), k3 = f16x4(wp + 96);
+    s0 = madd(k0, v128.load(a + o), s0); t0 = madd(k0, v128.load(b + o), t0);
+    s1 = madd(k1, v128.load(a + o, 64), s1); t1 = madd(k1, v128.load(b + o, 64), t1);
+    s2 = madd(k2, v128.load(a + o, 128), s2); t2 = madd(k2, v128.load(b + o, 128), t2);
+    s3 = madd(k3, v128.load(a + o, 192), s3); t3 = madd(k3, v128.load(b + o, 192), t3);
+  }
+  v128.store(tmp + (g << 4), f32x4.add(f32x4.add(s0, s2), f32x4.add(s1, s3)));
+  v128.store(tmp + 64 + (g << 4), f32x4.add(f32x4.add(t0, t2), f32x4.add(t1, t3)));
 }
 // ---------------------------------------------------------------------------------------------
 // Flash attention with llama.cpp's numerics (ggml_compute_forward_flash_attn_ext_f16_one_chunk, x86 AVX-512
@@ -190,15 +291,54 @@ export function attn_flash(r0: i32, r1: i32, pp: usize): void {
     for (let i: usize = 0; i < hb; i += 16) v128.store(op + i, f32x4.mul(v128.load(acc + i), inv));
   }
 }
+// the attention products are f16 x f16-exact values, exact in f32: a fused multiply-add rounds once like
+// the multiply-then-add ggml's build does (one rounding, of the add), so the relaxed build may fuse them
+@inline function madd(a: v128, b: v128, c: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, c);
+  return f32x4.add(f32x4.mul(a, b), c);
+}
+// ggml's soft_max over the scores sc[lo..p0] (max mx): v_expf of 16-slot chunks of the 16-aligned view, the
+// chunk sums added in double; slots of those chunks outside [lo, p0] become 0. Returns the sum.
+@inline function softmax16(sc: usize, lo: i32, p0: i32, mx: f32): f64 {
+  let sum: f64 = 0;
+  const mv = f32x4.splat(mx);
+  for (let c = lo & ~15; c <= p0; c += 16) {
+    let e0 = f32x4.splat(0), e1 = e0, e2 = e0, e3 = e0;
+    for (let g = 0; g < 4; g++) {
+      const base = c + 4 * g;
+      const x = f32x4.sub(v128.load(sc + (<usize>base << 2)), mv);
+      let e = f32x4_of(expf_v2(lo_f64(x)), expf_v2(hi_f64(x)));
+      // slots outside [lo, p0] are exp(-inf) = 0
+      const idx = i32x4.add(i32x4.splat(base), i32x4(0, 1, 2, 3));
+      e = v128.and(e, v128.and(i32x4.ge_s(idx, i32x4.splat(lo)), i32x4.le_s(idx, i32x4.splat(p0))));
+      v128.store(sc + (<usize>base << 2), e);
+      if (g == 0) e0 = e; else if (g == 1) e1 = e; else if (g == 2) e2 = e; else e3 = e;
+    }
+    sum += <f64>reduce_add_16(e0, e1, e2, e3);
+  }
+  return sum;
+}
+// the softmax weights times 1/sum rounded to f16 (as f32), 16-slot chunks of the aligned view (the slots
+// outside [lo, p0] are 0 and stay 0)
+@inline function round_weights(sc: usize, lo: i32, p0: i32, inv: f32): void {
+  const iv = f32x4.splat(inv);
+  for (let c = lo & ~15; c <= p0; c += 16) {
+    const sp = sc + (<usize>c << 2);
+    v128.store(sp, round_f16x4(f32x4.mul(v128.load(sp), iv)));
+    v128.store(sp, round_f16x4(f32x4.mul(v128.load(sp, 16), iv)), 16);
+    v128.store(sp, round_f16x4(f32x4.mul(v128.load(sp, 32), iv)), 32);
+    v128.store(sp, round_f16x4(f32x4.mul(v128.load(sp, 48), iv)), 48);
+  }
+}
 // tinyBLAS's 16-lane dot of two f32 rows (n % 16 == 0)
 @inline function dot_f32_lanes16(w: usize, a: usize, n: i32): f32 {
   let l0 = f32x4.splat(0), l1 = l0, l2 = l0, l3 = l0;
   for (let i = 0; i < n; i += 16) {
     const wp = w + (<usize>i << 2), ap = a + (<usize>i << 2);
-    l0 = f32x4.add(l0, f32x4.mul(v128.load(wp), v128.load(ap)));
-    l1 = f32x4.add(l1, f32x4.mul(v128.load(wp, 16), v128.load(ap, 16)));
-    l2 = f32x4.add(l2, f32x4.mul(v128.load(wp, 32), v128.load(ap, 32)));
-    l3 = f32x4.add(l3, f32x4.mul(v128.load(wp, 48), v128.load(ap, 48)));
+    l0 = madd(v128.load(wp), v128.load(ap), l0);
+    l1 = madd(v128.load(wp, 16), v128.load(ap, 16), l1);
+    l2 = madd(v128.load(wp, 32), v128.load(ap, 32), l2);
+    l3 = madd(v128.load(wp, 48), v128.load(ap, 48), l3);
   }
   return reduce_add_16(l0, l1, l2, l3);
 }

@@ -44,9 +44,12 @@ function attnKvBytes(nKvHead: number, headDim: number, maxPos: number): number {
   return nKvHead * alignUp(maxPos + 1, 16) * headDim * 8;
 }
 
-/** attn_ggml's scratch per thread: q (headDim), 64 V lane rows (64*headDim), scores (positions + a chunk of 16) */
+/**
+ * attn_ggml's scratch per thread: two query heads (decode pairs the heads of a kv head), 32 lane sums, two sets
+ * of 64 V lane rows (64*headDim each), two score rows (positions + a chunk of 16, rounded to 64 bytes)
+ */
 export function ggmlAttnScratchBytes(headDim: number, maxPos: number): number {
-  return alignUp((65 * headDim + maxPos + 1 + 32) * 4, 64);
+  return alignUp((130 * headDim + 32) * 4 + 2 * alignUp((maxPos + 1 + 32) * 4, 64), 64);
 }
 
 /** attn_flash's scratch per thread: q rounded to f16 and the f16-exact accumulator (headDim f32 each) */
