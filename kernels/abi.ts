@@ -46,3 +46,8 @@ export const AKV_MAX_POS = 16;
 export const AKV_KF = 20;
 export const AKV_VT = 24;
 export const AKV_P16 = 28;
+
+// attn_ggml's decode pass (kernels/attention.ts attn_ggml_decode): positions per superblock of its V pass and
+// query dims (heads x head size) it serves per pass over the cache; the runtime sizes its scratch from them
+export const DEC_SB = 256;
+export const DEC_DIMS = 1024;

@@ -1,4 +1,4 @@
-import { AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
+import { DEC_DIMS, DEC_SB, AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
 import { expf_v2 } from './common/expf';
 import { expf_glibc } from './common/glibc';
 import { tanhf } from './common/libm';
@@ -117,13 +117,16 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
     }
   }
 }
-// attn_ggml for one query token per item (decode; head size % 16 == 0), same bits, faster shape: the query
-// heads sharing a kv head (GQA) go in pairs, so each K and V row is loaded and widened once for both; the
-// relaxed build fuses the (exact) products; V . weights runs lane-major: ggml_vec_dot_f16's accumulator of
-// (lane l = position & 63, 16 dims) stays in registers over the positions l, l+64, ... of a superblock of
-// DEC_SB positions (its adds in position order, as before) instead of a load and store per position.
-// Scratch per thread: q0, q1 (hd each), 32 lane sums, acc0, acc1 (64 x hd each), then the two score rows.
-const DEC_SB = 1024;
+// attn_ggml for one query token per item (decode; head size % 16 == 0), same bits, shaped for memory: a
+// decode step is bound by reading K and V, whose rows interleave the kv heads (a head's 2*hd bytes every
+// kvs), so one pass over the positions serves all of this thread's heads of the token (up to DEC_DIMS / hd
+// at once): the thread reads the contiguous span of its kv heads from each row. The query heads sharing a
+// kv head (GQA) go in pairs, each K and V value widened once for both; the relaxed build fuses the (exact)
+// products. V . weights runs lane-major: ggml_vec_dot_f16's accumulator of (lane l = position & 63, 16 dims)
+// stays in registers over the positions l, l+64, ... of a superblock of DEC_SB positions (its adds in
+// position order, as before), whose V spans are first copied in lane order.
+// Scratch per thread (abi.ts DEC_*): q (DEC_DIMS), 32 lane sums, acc (64 x DEC_DIMS), the V copy
+// (DEC_SB x DEC_DIMS f16), then one score row per head.
 function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
   const q = <usize>load<i32>(pp, AG_Q), qs = <usize>load<i32>(pp, AG_Q_STRIDE), k = <usize>load<i32>(pp, AG_K), v = <usize>load<i32>(pp, AG_V);
   const kvs = <usize>load<i32>(pp, AG_KV_STRIDE), o = <usize>load<i32>(pp, AG_OUT), os = <usize>load<i32>(pp, AG_OUT_STRIDE);
@@ -131,92 +134,109 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
   const scale = load<f32>(pp, AG_SCALE), window = load<i32>(pp, AG_WINDOW), pos = <usize>load<i32>(pp, AG_POSITIONS);
   const stride = load<i32>(pp, AG_SEQ_STRIDE);
   const cap = load<f32>(pp, AG_SOFTCAP), invCap: f32 = cap > 0 ? <f32>1 / cap : 0;
-  const hb = <usize>hd << 2;
-  const q0 = scr, q1 = q0 + hb, tmp = q1 + hb, acc0 = tmp + 128, acc1 = acc0 + (hb << 6), sc0 = acc1 + (hb << 6);
-  const scLen = ((<usize>load<i32>(pp, AG_SCRATCH_BYTES) - (sc0 - scr)) >> 1) & ~63;
-  const sc1 = sc0 + scLen;
-  const paired = (hd & 63) == 0;
+  const hb = <usize>hd << 2, maxh = max(1, DEC_DIMS / hd);
+  const qh = scr, tmp = qh + (<usize>DEC_DIMS << 2), acc = tmp + 128, vcp = acc + (<usize>DEC_DIMS << 8);
+  const sc = vcp + (<usize>DEC_SB * DEC_DIMS << 1);
+  const scLen = ((<usize>load<i32>(pp, AG_SCRATCH_BYTES) - (sc - scr)) / <usize>maxh) & ~63;
+  const paired = (hd & 63) == 0, nb = DEC_SB >> 6;
   let r = r0;
   while (r < r1) {
-    const t = r / nHead, h = r - t * nHead;
-    // two heads when the next item is the same token's next head of the same kv head
-    const two = paired && r + 1 < r1 && h + 1 < nHead && (h + 1) / gqa == h / gqa;
-    const kvo = <usize>(h / gqa) * (<usize>hd << 1);
+    // heads [ha, hb) of token t: up to maxh of this thread's items
+    const t = r / nHead, ha = r - t * nHead, hz = min(min(nHead, ha + maxh), ha + (r1 - r));
     const p0 = load<i32>(pos + (<usize>t << 2));
     const lo0 = stride > 0 ? p0 - p0 % stride : 0;
     const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
-    const qp = q + <usize>t * qs + <usize>h * hb;
-    for (let i: usize = 0; i < hb; i += 16) {
-      v128.store(q0 + i, round_f16x4(v128.load(qp + i)));
-      if (two) v128.store(q1 + i, round_f16x4(v128.load(qp + hb + i)));
-    }
-    let mx0: f32 = -Infinity, mx1: f32 = -Infinity;
+    const qp = q + <usize>t * qs;
+    for (let i: usize = <usize>ha * hb; i < <usize>hz * hb; i += 16) v128.store(qh + i - <usize>ha * hb, round_f16x4(v128.load(qp + i)));
+    // K . q for every head, row by row; the maxima in tmp's slots... kept in the score rows' first free slot
+    for (let h = ha; h < hz; h++) store<f32>(mxSlot(sc, scLen, h - ha, p0), -Infinity);
     for (let j = lo; j <= p0; j++) {
-      const kp = k + <usize>j * kvs + kvo;
-      let d0: f32, d1: f32 = 0;
-      if (two) {
-        dot2_f16_lanes(kp, q0, q1, hd, 0, tmp); dot2_f16_lanes(kp, q0, q1, hd, 1, tmp);
-        dot2_f16_lanes(kp, q0, q1, hd, 2, tmp); dot2_f16_lanes(kp, q0, q1, hd, 3, tmp);
-        d0 = reduce_add_16(v128.load(tmp), v128.load(tmp, 16), v128.load(tmp, 32), v128.load(tmp, 48));
-        d1 = reduce_add_16(v128.load(tmp, 64), v128.load(tmp, 80), v128.load(tmp, 96), v128.load(tmp, 112));
-      } else {
-        d0 = dot_f16_vec(kp, q0, hd);
-      }
-      if (cap > 0) d0 = tanhf(d0 * invCap) * cap;
-      const s0 = d0 * scale;
-      store<f32>(sc0 + (<usize>j << 2), s0);
-      if (s0 > mx0) mx0 = s0;
-      if (two) {
-        if (cap > 0) d1 = tanhf(d1 * invCap) * cap;
-        const s1 = d1 * scale;
-        store<f32>(sc1 + (<usize>j << 2), s1);
-        if (s1 > mx1) mx1 = s1;
+      const kr = k + <usize>j * kvs;
+      for (let h = ha; h < hz; ) {
+        const two = paired && h + 1 < hz && (h + 1) / gqa == h / gqa;
+        const kp = kr + <usize>(h / gqa) * (<usize>hd << 1), i0 = <usize>(h - ha);
+        const qa = qh + i0 * hb;
+        let d0: f32, d1: f32 = 0;
+        if (two) {
+          dot2_f16_lanes(kp, qa, qa + hb, hd, 0, tmp); dot2_f16_lanes(kp, qa, qa + hb, hd, 1, tmp);
+          dot2_f16_lanes(kp, qa, qa + hb, hd, 2, tmp); dot2_f16_lanes(kp, qa, qa + hb, hd, 3, tmp);
+          d0 = reduce_add_16(v128.load(tmp), v128.load(tmp, 16), v128.load(tmp, 32), v128.load(tmp, 48));
+          d1 = reduce_add_16(v128.load(tmp, 64), v128.load(tmp, 80), v128.load(tmp, 96), v128.load(tmp, 112));
+        } else {
+          d0 = dot_f16_vec(kp, qa, hd);
+        }
+        score(sc + i0 * scLen, scLen, j, p0, d0, cap, invCap, scale);
+        if (two) score(sc + (i0 + 1) * scLen, scLen, j, p0, d1, cap, invCap, scale);
+        h += two ? 2 : 1;
       }
     }
-    round_weights(sc0, lo, p0, <f32>(1.0 / softmax16(sc0, lo, p0, mx0)));
-    if (two) round_weights(sc1, lo, p0, <f32>(1.0 / softmax16(sc1, lo, p0, mx1)));
-    // V . weights, lane-major over superblocks
+    for (let h = ha; h < hz; h++) {
+      const sr = sc + <usize>(h - ha) * scLen;
+      round_weights(sr, lo, p0, <f32>(1.0 / softmax16(sr, lo, p0, load<f32>(mxSlot(sc, scLen, h - ha, p0)))));
+    }
+    // V . weights, lane-major over superblocks: first the superblock's V spans of these kv heads are copied in
+    // lane order (row j to slot (j & 63) * DEC_SB/64 + (j - sb) / 64), one sequential read of the cache
+    const kvA = <usize>(ha / gqa) * (<usize>hd << 1), span = <usize>((hz - 1) / gqa + 1) * (<usize>hd << 1) - kvA;
     const base = lo & ~63;
     for (let sb = base; sb <= p0; sb += DEC_SB) {
       const end = min(sb + DEC_SB, p0 + 1), first = sb == base;
-      for (let l = 0; l < 64; l++) {
-        let j0 = sb + l;
-        if (j0 < lo) j0 += 64;
-        const ap0 = acc0 + <usize>l * hb, ap1 = acc1 + <usize>l * hb;
-        for (let d: usize = 0; d < <usize>hd; d += 16) {
-          const z = f32x4.splat(0);
-          let a0 = first ? z : v128.load(ap0 + (d << 2)), a1 = first ? z : v128.load(ap0 + (d << 2), 16);
-          let a2 = first ? z : v128.load(ap0 + (d << 2), 32), a3 = first ? z : v128.load(ap0 + (d << 2), 48);
-          let b0 = z, b1 = z, b2 = z, b3 = z;
-          if (two && !first) {
-            b0 = v128.load(ap1 + (d << 2)); b1 = v128.load(ap1 + (d << 2), 16); b2 = v128.load(ap1 + (d << 2), 32); b3 = v128.load(ap1 + (d << 2), 48);
-          }
-          for (let j = j0; j < end; j += 64) {
-            const vp = v + <usize>j * kvs + kvo + (d << 1);
-            const x0 = f16x4(vp), x1 = f16x4(vp + 8), x2 = f16x4(vp + 16), x3 = f16x4(vp + 24);
-            const w0 = v128.load32_splat(sc0 + (<usize>j << 2));
-            a0 = madd(w0, x0, a0); a1 = madd(w0, x1, a1); a2 = madd(w0, x2, a2); a3 = madd(w0, x3, a3);
-            if (two) {
-              const w1 = v128.load32_splat(sc1 + (<usize>j << 2));
-              b0 = madd(w1, x0, b0); b1 = madd(w1, x1, b1); b2 = madd(w1, x2, b2); b3 = madd(w1, x3, b3);
+      for (let j = max(sb, lo); j < end; j++) {
+        const src = v + <usize>j * kvs + kvA, dst = vcp + <usize>((j & 63) * nb + ((j - sb) >> 6)) * span;
+        for (let i: usize = 0; i < span; i += 32) { v128.store(dst + i, v128.load(src + i)); v128.store(dst + i, v128.load(src + i, 16), 16); }
+      }
+      for (let h = ha; h < hz; ) {
+        const two = paired && h + 1 < hz && (h + 1) / gqa == h / gqa;
+        const i0 = <usize>(h - ha), w0p = sc + i0 * scLen, w1p = w0p + scLen;
+        const vo = <usize>(h / gqa) * (<usize>hd << 1) - kvA;
+        for (let l = 0; l < 64; l++) {
+          let j0 = sb + l;
+          if (j0 < lo) j0 += 64;
+          const ap0 = acc + (i0 * 64 + <usize>l) * hb, ap1 = ap0 + (hb << 6);
+          const lrow = vcp + <usize>(l * nb) * span + vo;
+          for (let d: usize = 0; d < hb; d += 64) {
+            const z = f32x4.splat(0);
+            let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
+            if (!first) {
+              a0 = v128.load(ap0 + d); a1 = v128.load(ap0 + d, 16); a2 = v128.load(ap0 + d, 32); a3 = v128.load(ap0 + d, 48);
+              if (two) { b0 = v128.load(ap1 + d); b1 = v128.load(ap1 + d, 16); b2 = v128.load(ap1 + d, 32); b3 = v128.load(ap1 + d, 48); }
             }
-          }
-          v128.store(ap0 + (d << 2), a0); v128.store(ap0 + (d << 2), a1, 16); v128.store(ap0 + (d << 2), a2, 32); v128.store(ap0 + (d << 2), a3, 48);
-          if (two) {
-            v128.store(ap1 + (d << 2), b0); v128.store(ap1 + (d << 2), b1, 16); v128.store(ap1 + (d << 2), b2, 32); v128.store(ap1 + (d << 2), b3, 48);
+            for (let j = j0; j < end; j += 64) {
+              const vp = lrow + <usize>((j - sb) >> 6) * span + (d >> 1);
+              const x0 = f16x4(vp), x1 = f16x4(vp + 8), x2 = f16x4(vp + 16), x3 = f16x4(vp + 24);
+              const w0 = v128.load32_splat(w0p + (<usize>j << 2));
+              a0 = madd(w0, x0, a0); a1 = madd(w0, x1, a1); a2 = madd(w0, x2, a2); a3 = madd(w0, x3, a3);
+              if (two) {
+                const w1 = v128.load32_splat(w1p + (<usize>j << 2));
+                b0 = madd(w1, x0, b0); b1 = madd(w1, x1, b1); b2 = madd(w1, x2, b2); b3 = madd(w1, x3, b3);
+              }
+            }
+            v128.store(ap0 + d, a0); v128.store(ap0 + d, a1, 16); v128.store(ap0 + d, a2, 32); v128.store(ap0 + d, a3, 48);
+            if (two) { v128.store(ap1 + d, b0); v128.store(ap1 + d, b1, 16); v128.store(ap1 + d, b2, 32); v128.store(ap1 + d, b3, 48); }
           }
         }
+        h += two ? 2 : 1;
       }
     }
     // ggml_vec_dot_f16's reduction per dim: lane l = (acc[l] + acc[32+l]) + (acc[16+l] + acc[48+l]), then 16 lanes
-    const op = o + <usize>t * os + <usize>h * hb;
-    for (let i = 0; i < hd; i++) {
-      const e = <usize>i << 2;
-      store<f32>(op + e, reduce_add_16(vec_lanes(acc0 + e, hb, 0), vec_lanes(acc0 + e, hb, 4), vec_lanes(acc0 + e, hb, 8), vec_lanes(acc0 + e, hb, 12)));
-      if (two) store<f32>(op + hb + e, reduce_add_16(vec_lanes(acc1 + e, hb, 0), vec_lanes(acc1 + e, hb, 4), vec_lanes(acc1 + e, hb, 8), vec_lanes(acc1 + e, hb, 12)));
+    for (let h = ha; h < hz; h++) {
+      const op = o + <usize>t * os + <usize>h * hb, ah = acc + <usize>(h - ha) * (hb << 6);
+      for (let i = 0; i < hd; i++) {
+        const e = <usize>i << 2;
+        store<f32>(op + e, reduce_add_16(vec_lanes(ah + e, hb, 0), vec_lanes(ah + e, hb, 4), vec_lanes(ah + e, hb, 8), vec_lanes(ah + e, hb, 12)));
+      }
     }
-    r += two ? 2 : 1;
+    r += hz - ha;
   }
+}
+// where a score row keeps its running maximum: the last slot of the row (past the padded chunks)
+@inline function mxSlot(sc: usize, scLen: usize, i: i32, p0: i32): usize { return sc + <usize>i * scLen + scLen - 4; }
+// one head's score of row j (softcap, scale), stored, the row's maximum updated
+@inline function score(row: usize, scLen: usize, j: i32, p0: i32, d: f32, cap: f32, invCap: f32, scale: f32): void {
+  if (cap > 0) d = tanhf(d * invCap) * cap;
+  const s = d * scale;
+  store<f32>(row + (<usize>j << 2), s);
+  const m = row + scLen - 4;
+  if (s > load<f32>(m)) store<f32>(m, s);
 }
 // lanes 4g..4g+3 of ggml_vec_dot_f16's combined 16 lanes for one f16 K row against two queries (n % 64 == 0),
 // stored at tmp + 16g (query a) and tmp + 64 + 16g (query b): each keeps the one-query order

@@ -45,11 +45,16 @@ function attnKvBytes(nKvHead: number, headDim: number, maxPos: number): number {
 }
 
 /**
- * attn_ggml's scratch per thread: two query heads (decode pairs the heads of a kv head), 32 lane sums, two sets
- * of 64 V lane rows (64*headDim each), two score rows (positions + a chunk of 16, rounded to 64 bytes)
+ * attn_ggml's scratch per thread. Decode (kernels/attention.ts attn_ggml_decode): the rounded queries
+ * (DEC_DIMS), 32 lane sums, 64 V lane accumulators per query dim, a superblock of f16 V spans (DEC_SB x
+ * DEC_DIMS), one score row per head served at once (positions + a chunk of 16 + the row maximum, 64-byte
+ * rows). A batch uses the first part: q, 64 x headDim, one score row.
  */
 export function ggmlAttnScratchBytes(headDim: number, maxPos: number): number {
-  return alignUp((130 * headDim + 32) * 4 + 2 * alignUp((maxPos + 1 + 32) * 4, 64), 64);
+  const heads = Math.max(1, Math.floor(abi.DEC_DIMS / headDim));
+  const decode = (abi.DEC_DIMS * 65 + 32) * 4 + abi.DEC_SB * abi.DEC_DIMS * 2 + heads * alignUp((maxPos + 1 + 32 + 1) * 4, 64);
+  const batch = (65 * headDim + maxPos + 1 + 32) * 4;
+  return alignUp(Math.max(decode, batch), 64);
 }
 
 /** attn_flash's scratch per thread: q rounded to f16 and the f16-exact accumulator (headDim f32 each) */
