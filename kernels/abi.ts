@@ -34,6 +34,7 @@ export const AG_SOFTCAP = 80; // f32: scores become tanh(s / cap) * cap before t
 export const AG_SEQ_STRIDE = 84; // several sequences in one cache: rows per sequence region (token at row r sees rows from r - r % stride); 0: one sequence
 export const AG_KV_BASE = 88; // batch: the first cache row attn_kv_f32 widened (KF / VT row 0)
 export const AG_KV_Q4 = 92; // attn_flash_q8: 1 = the caches are q4_0 (18-byte blocks), 0 = q8_0
+export const AG_N_TOKENS = 96; // attn_ggml batch: query tokens (items / heads)
 
 // attn_kv_f32 (kernels/attention.ts): a batch's K and V widened to f32; its block sits at
 // AKV_BLOCK bytes into the attn_ggml block

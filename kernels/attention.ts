@@ -1,4 +1,4 @@
-import { DEC_DIMS, DEC_SB, AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
+import { DEC_DIMS, DEC_SB, AG_N_TOKENS, AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
 import { expf_v2 } from './common/expf';
 import { expf_glibc } from './common/glibc';
 import { tanhf } from './common/libm';
@@ -32,8 +32,8 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
   const qh = scr, acc = scr + (<usize>hd << 2), sc = acc + (<usize>hd << 8);
   const lanes: i32 = batch ? 16 : 64;
   const hb = <usize>hd << 2;
-  if (!batch && (hd & 15) == 0) {
-    attn_ggml_decode(r0, r1, pp, scr);
+  if ((hd & 15) == 0) {
+    if (batch) attn_ggml_batch(r0, r1, pp, scr); else attn_ggml_decode(r0, r1, pp, scr);
     return;
   }
   for (let r = r0; r < r1; r++) {
@@ -115,6 +115,92 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
       }
       store<f32>(op + e, reduce_add_16(l0, l1, l2, l3));
     }
+  }
+}
+// attn_ggml for a batch (head size % 16 == 0; K rows and transposed V widened by attn_kv_f32), same bits:
+// the query heads sharing a kv head go in pairs (each K and V load serves both dots, each dot keeps its 16
+// lanes), the relaxed build fuses the exact products, and item r serves token zigzag(r / nHead) (0, n-1, 1,
+// n-2, ...) so a thread's contiguous slice of a causal batch is not all short or all long rows.
+// Scratch per thread: q0, q1 (hd each), then two score rows.
+function attn_ggml_batch(r0: i32, r1: i32, pp: usize, scr: usize): void {
+  const q = <usize>load<i32>(pp, AG_Q), qs = <usize>load<i32>(pp, AG_Q_STRIDE);
+  const o = <usize>load<i32>(pp, AG_OUT), os = <usize>load<i32>(pp, AG_OUT_STRIDE);
+  const nHead = load<i32>(pp, AG_N_HEAD), gqa = load<i32>(pp, AG_GQA), hd = load<i32>(pp, AG_HEAD_DIM);
+  const scale = load<f32>(pp, AG_SCALE), window = load<i32>(pp, AG_WINDOW), pos = <usize>load<i32>(pp, AG_POSITIONS);
+  const kf = <usize>load<i32>(pp, AG_KF), vt = <usize>load<i32>(pp, AG_VT), p16 = <usize>load<i32>(pp, AG_P16);
+  const stride = load<i32>(pp, AG_SEQ_STRIDE), kb = load<i32>(pp, AG_KV_BASE), nTok = load<i32>(pp, AG_N_TOKENS);
+  const cap = load<f32>(pp, AG_SOFTCAP), invCap: f32 = cap > 0 ? <f32>1 / cap : 0;
+  const hb = <usize>hd << 2, q0 = scr, q1 = scr + hb, sc0 = q1 + hb;
+  const scLen = ((<usize>load<i32>(pp, AG_SCRATCH_BYTES) - (hb << 1)) >> 1) & ~63, sc1 = sc0 + scLen;
+  let r = r0;
+  while (r < r1) {
+    const tk = r / nHead, h = r - tk * nHead;
+    const two = r + 1 < r1 && h + 1 < nHead && (h + 1) / gqa == h / gqa;
+    const t = (tk & 1) != 0 ? nTok - 1 - (tk >> 1) : tk >> 1;
+    const g = <usize>(h / gqa);
+    const p0 = load<i32>(pos + (<usize>t << 2));
+    const lo0 = stride > 0 ? p0 - p0 % stride : 0;
+    const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
+    const qp = q + <usize>t * qs + <usize>h * hb;
+    for (let i: usize = 0; i < hb; i += 16) {
+      v128.store(q0 + i, round_f16x4(v128.load(qp + i)));
+      if (two) v128.store(q1 + i, round_f16x4(v128.load(qp + hb + i)));
+    }
+    // tinyBLAS's 16 lanes over the head dims, on the K rows widened once per call
+    let mx0: f32 = -Infinity, mx1: f32 = -Infinity;
+    const kg = kf + g * p16 * hb;
+    for (let j = lo; j <= p0; j++) {
+      const kr = kg + <usize>(j - kb) * hb;
+      const z = f32x4.splat(0);
+      let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
+      for (let i: usize = 0; i < hb; i += 64) {
+        const k0 = v128.load(kr + i), k1 = v128.load(kr + i, 16), k2 = v128.load(kr + i, 32), k3 = v128.load(kr + i, 48);
+        a0 = madd(k0, v128.load(q0 + i), a0); a1 = madd(k1, v128.load(q0 + i, 16), a1);
+        a2 = madd(k2, v128.load(q0 + i, 32), a2); a3 = madd(k3, v128.load(q0 + i, 48), a3);
+        if (two) {
+          b0 = madd(k0, v128.load(q1 + i), b0); b1 = madd(k1, v128.load(q1 + i, 16), b1);
+          b2 = madd(k2, v128.load(q1 + i, 32), b2); b3 = madd(k3, v128.load(q1 + i, 48), b3);
+        }
+      }
+      let d0 = reduce_add_16(a0, a1, a2, a3);
+      if (cap > 0) d0 = tanhf(d0 * invCap) * cap;
+      const s0 = d0 * scale;
+      store<f32>(sc0 + (<usize>j << 2), s0);
+      if (s0 > mx0) mx0 = s0;
+      if (two) {
+        let d1 = reduce_add_16(b0, b1, b2, b3);
+        if (cap > 0) d1 = tanhf(d1 * invCap) * cap;
+        const s1 = d1 * scale;
+        store<f32>(sc1 + (<usize>j << 2), s1);
+        if (s1 > mx1) mx1 = s1;
+      }
+    }
+    round_weights(sc0, lo, p0, <f32>(1.0 / softmax16(sc0, lo, p0, mx0)));
+    if (two) round_weights(sc1, lo, p0, <f32>(1.0 / softmax16(sc1, lo, p0, mx1)));
+    // V . weights with lane = position % 16 (the weights outside [lo, p0] of the 16-aligned chunks are 0),
+    // one dim at a time over the transposed V: the 16 lanes of each head stay in registers
+    const op = o + <usize>t * os + <usize>h * hb;
+    const vg = vt + g * <usize>hd * p16 * 4;
+    const m0 = <usize>(lo & ~15), m1 = <usize>(p0 | 15) + 1;
+    for (let i = 0; i < hd; i++) {
+      const vr = vg + <usize>i * p16 * 4 - (<usize>kb << 2);
+      const z = f32x4.splat(0);
+      let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
+      for (let j = m0; j < m1; j += 16) {
+        const vp = vr + (j << 2), w0 = sc0 + (j << 2);
+        const x0 = v128.load(vp), x1 = v128.load(vp, 16), x2 = v128.load(vp, 32), x3 = v128.load(vp, 48);
+        a0 = madd(v128.load(w0), x0, a0); a1 = madd(v128.load(w0, 16), x1, a1);
+        a2 = madd(v128.load(w0, 32), x2, a2); a3 = madd(v128.load(w0, 48), x3, a3);
+        if (two) {
+          const w1 = sc1 + (j << 2);
+          b0 = madd(v128.load(w1), x0, b0); b1 = madd(v128.load(w1, 16), x1, b1);
+          b2 = madd(v128.load(w1, 32), x2, b2); b3 = madd(v128.load(w1, 48), x3, b3);
+        }
+      }
+      store<f32>(op + (<usize>i << 2), reduce_add_16(a0, a1, a2, a3));
+      if (two) store<f32>(op + hb + (<usize>i << 2), reduce_add_16(b0, b1, b2, b3));
+    }
+    r += two ? 2 : 1;
   }
 }
 // attn_ggml for one query token per item (decode; head size % 16 == 0), same bits, shaped for memory: a

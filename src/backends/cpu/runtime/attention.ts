@@ -53,7 +53,7 @@ function attnKvBytes(nKvHead: number, headDim: number, maxPos: number): number {
 export function ggmlAttnScratchBytes(headDim: number, maxPos: number): number {
   const heads = Math.max(1, Math.floor(abi.DEC_DIMS / headDim));
   const decode = (abi.DEC_DIMS * 65 + 32) * 4 + abi.DEC_SB * abi.DEC_DIMS * 2 + heads * alignUp((maxPos + 1 + 32 + 1) * 4, 64);
-  const batch = (65 * headDim + maxPos + 1 + 32) * 4;
+  const batch = (65 * headDim + maxPos + 1 + 32) * 4 + 2 * alignUp((maxPos + 1 + 32) * 4, 64); // also attn_ggml_batch: q0, q1, two score rows
   return alignUp(Math.max(decode, batch), 64);
 }
 
@@ -183,6 +183,7 @@ export class Attention {
     i32[b + (abi.AG_SLICE >> 2)] = slice; i32[b + (abi.AG_BATCH >> 2)] = batch ? 1 : 0;
     f32[b + (abi.AG_SOFTCAP >> 2)] = p.softcap ?? 0;
     i32[b + (abi.AG_SEQ_STRIDE >> 2)] = p.seqStride ?? 0; i32[b + (abi.AG_KV_BASE >> 2)] = kvBase; i32[b + (abi.AG_KV_Q4 >> 2)] = q4 ? 1 : 0;
+    i32[b + (abi.AG_N_TOKENS >> 2)] = p.nTokens;
     return pp;
   }
 }
