@@ -311,7 +311,11 @@ for (const threads of [1, 2]) {
       rt.release(m);
     });
 
-    for (const [nTok, nHead, nKv, hd, kvBase, window] of [[3, 4, 2, 48, 5, 0], [1, 3, 3, 16, 0, 0], [2, 8, 2, 64, 37, 0], [1, 4, 1, 128, 200, 0], [9, 4, 2, 32, 0, 3], [6, 2, 1, 32, 3, 0], [1, 3, 1, 32, 9, 4], [2, 5, 1, 16, 4, 0]] as const) {
+    for (const [nTok, nHead, nKv, hd, kvBase, window] of [[3, 4, 2, 48, 5, 0], [1, 3, 3, 16, 0, 0], [2, 8, 2, 64, 37, 0], [1, 4, 1, 128, 200, 0], [9, 4, 2, 32, 0, 3], [6, 2, 1, 32, 3, 0], [1, 3, 1, 32, 9, 4], [2, 5, 1, 16, 4, 0],
+      // decode: several 256-position superblocks, more heads than one pass serves (1024 dims), GQA pairs and singles,
+      // an unaligned window start; batch: an odd token count (zigzag order), GQA 3
+      [1, 16, 8, 128, 700, 0], [1, 16, 4, 64, 300, 0], [1, 8, 4, 256, 520, 0], [1, 6, 2, 128, 600, 301], [1, 7, 7, 64, 90, 0],
+      [33, 4, 2, 64, 600, 0], [5, 6, 2, 32, 40, 7]] as const) {
     it(`attention (ggml numerics) equals the reference bit for bit (${nTok} tokens, ${nHead}/${nKv} heads, head ${hd}, ${kvBase} cached, window ${window})`, () => {
       const rnd = rng(11 + hd), nPos = kvBase + nTok;
       const q = randomF32(nTok * nHead * hd, rnd);
