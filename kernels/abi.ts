@@ -35,6 +35,7 @@ export const AG_SEQ_STRIDE = 84; // several sequences in one cache: rows per seq
 export const AG_KV_BASE = 88; // batch: the first cache row attn_kv_f32 widened (KF / VT row 0)
 export const AG_KV_Q4 = 92; // attn_flash_q8: 1 = the caches are q4_0 (18-byte blocks), 0 = q8_0
 export const AG_N_TOKENS = 96; // attn_ggml batch: query tokens (items / heads)
+export const AG_DEC_HEADS = 100; // attn_ggml decode: heads served per pass over the cache (runtime/attention.ts decodeHeads)
 
 // attn_kv_f32 (kernels/attention.ts): a batch's K and V widened to f32; its block sits at
 // AKV_BLOCK bytes into the attn_ggml block
@@ -49,6 +50,6 @@ export const AKV_VT = 24;
 export const AKV_P16 = 28;
 
 // attn_ggml's decode pass (kernels/attention.ts attn_ggml_decode): positions per superblock of its V pass and
-// query dims (heads x head size) it serves per pass over the cache; the runtime sizes its scratch from them
+// the most query dims (heads x head size) it serves per pass over the cache; the runtime sizes its scratch from them
 export const DEC_SB = 256;
 export const DEC_DIMS = 1024;

@@ -1,4 +1,4 @@
-import { DEC_DIMS, DEC_SB, AG_N_TOKENS, AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
+import { DEC_SB, AG_DEC_HEADS, AG_N_TOKENS, AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
 import { expf_v2 } from './common/expf';
 import { expf_glibc } from './common/glibc';
 import { tanhf } from './common/libm';
@@ -206,13 +206,13 @@ function attn_ggml_batch(r0: i32, r1: i32, pp: usize, scr: usize): void {
 // attn_ggml for one query token per item (decode; head size % 16 == 0), same bits, shaped for memory: a
 // decode step is bound by reading K and V, whose rows interleave the kv heads (a head's 2*hd bytes every
 // kvs), so one pass over the positions serves all of this thread's heads of the token (up to DEC_DIMS / hd
-// at once): the thread reads the contiguous span of its kv heads from each row. The query heads sharing a
+// at once, AG_DEC_HEADS): the thread reads the contiguous span of its kv heads from each row. The query heads sharing a
 // kv head (GQA) go in pairs, each K and V value widened once for both; the relaxed build fuses the (exact)
 // products. V . weights runs lane-major: ggml_vec_dot_f16's accumulator of (lane l = position & 63, 16 dims)
 // stays in registers over the positions l, l+64, ... of a superblock of DEC_SB positions (its adds in
 // position order, as before), whose V spans are first copied in lane order.
-// Scratch per thread (abi.ts DEC_*): q (DEC_DIMS), 32 lane sums, acc (64 x DEC_DIMS), the V copy
-// (DEC_SB x DEC_DIMS f16), then one score row per head.
+// Scratch per thread, dims = AG_DEC_HEADS x hd: q (dims), 32 lane sums, acc (64 x dims), the V copy
+// (DEC_SB x dims f16), then one score row per head.
 function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
   const q = <usize>load<i32>(pp, AG_Q), qs = <usize>load<i32>(pp, AG_Q_STRIDE), k = <usize>load<i32>(pp, AG_K), v = <usize>load<i32>(pp, AG_V);
   const kvs = <usize>load<i32>(pp, AG_KV_STRIDE), o = <usize>load<i32>(pp, AG_OUT), os = <usize>load<i32>(pp, AG_OUT_STRIDE);
@@ -220,9 +220,9 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
   const scale = load<f32>(pp, AG_SCALE), window = load<i32>(pp, AG_WINDOW), pos = <usize>load<i32>(pp, AG_POSITIONS);
   const stride = load<i32>(pp, AG_SEQ_STRIDE);
   const cap = load<f32>(pp, AG_SOFTCAP), invCap: f32 = cap > 0 ? <f32>1 / cap : 0;
-  const hb = <usize>hd << 2, maxh = max(1, DEC_DIMS / hd);
-  const qh = scr, tmp = qh + (<usize>DEC_DIMS << 2), acc = tmp + 128, vcp = acc + (<usize>DEC_DIMS << 8);
-  const sc = vcp + (<usize>DEC_SB * DEC_DIMS << 1);
+  const hb = <usize>hd << 2, maxh = load<i32>(pp, AG_DEC_HEADS), dims = <usize>(maxh * hd);
+  const qh = scr, tmp = qh + (dims << 2), acc = tmp + 128, vcp = acc + (dims << 8);
+  const sc = vcp + ((<usize>DEC_SB * dims) << 1);
   const scLen = ((<usize>load<i32>(pp, AG_SCRATCH_BYTES) - (sc - scr)) / <usize>maxh) & ~63;
   const paired = (hd & 63) == 0, nb = DEC_SB >> 6;
   let r = r0;

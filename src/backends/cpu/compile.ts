@@ -357,7 +357,7 @@ export class Compiler {
         const pp = t.params, kc = src(1);
         const hd = pp.headDimK as number, nTok = t.shape[1]!, cacheSlots = kc.shape[1]!;
         const pos = this.i32(at(t.src[3]!), nTok);
-        rt.reserveAttentionGgml(hd, cacheSlots - 1, nTok >= 2 ? pp.nHeadKv as number : 0); // the cache's slots bound the positions
+        rt.reserveAttentionGgml(hd, cacheSlots - 1, nTok >= 2 ? pp.nHeadKv as number : 0, pp.nHead as number); // the cache's slots bound the positions
         const args: GgmlAttentionArgs = {
           q: p(0), k: p(1), v: p(2), out: y, nTokens: nTok, nHead: pp.nHead as number, nKvHead: pp.nHeadKv as number,
           headDim: hd, scale: pp.scale as number, positions: p(3), maxPos: 0, window: pp.window as number, softcap: (pp.softcap as number) || 0,

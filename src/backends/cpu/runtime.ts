@@ -149,7 +149,8 @@ export interface CpuRuntime {
   attentionFlashQ8(args: GgmlAttentionArgs, q4?: boolean): void;
   reserveAttentionFlashQ8(headDim: number): void;
   /** reserves attentionGgml's scratch for positions up to maxPos (and, given nKvHead, for batches), so later calls allocate nothing */
-  reserveAttentionGgml(headDim: number, maxPos: number, nKvHead?: number): void;
+  /** nHead: the query heads (bounds the decode scratch; default: the most one pass serves) */
+  reserveAttentionGgml(headDim: number, maxPos: number, nKvHead?: number, nHead?: number): void;
   /** out[i] = row ids[i] of a (rows x cols) table of type wtype (any ggml type src/quant dequantizes, or a CpuLayout), as f32 */
   getRows(wtype: number, table: number, cols: number, ids: ArrayLike<number>, out: number): void;
   /** copies `bytes` bytes (regions may overlap) */
@@ -306,7 +307,7 @@ class Runtime implements CpuRuntime {
 
   // rope and attention
   rope(r: RopeArgs): void { this.ropes.rope(r); }
-  reserveAttentionGgml(headDim: number, maxPos: number, nKvHead = 0): void { this.attn.reserve(headDim, maxPos, nKvHead); }
+  reserveAttentionGgml(headDim: number, maxPos: number, nKvHead = 0, nHead?: number): void { this.attn.reserve(headDim, maxPos, nKvHead, nHead); }
   attentionGgml(p: GgmlAttentionArgs): void { this.attn.attentionGgml(p); }
   attentionFlash(p: GgmlAttentionArgs): void { this.attn.attentionFlash(p); }
   reserveAttentionFlash(headDim: number): void { this.attn.reserveFlash(headDim); }

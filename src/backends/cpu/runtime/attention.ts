@@ -44,16 +44,21 @@ function attnKvBytes(nKvHead: number, headDim: number, maxPos: number): number {
   return nKvHead * alignUp(maxPos + 1, 16) * headDim * 8;
 }
 
+/** heads attn_ggml's decode serves per pass over the cache (kernels/abi.ts DEC_DIMS query dims at most) */
+export function decodeHeads(headDim: number, nHead: number): number {
+  return Math.max(1, Math.min(nHead, Math.floor(abi.DEC_DIMS / headDim)));
+}
+
 /**
- * attn_ggml's scratch per thread. Decode (kernels/attention.ts attn_ggml_decode): the rounded queries
- * (DEC_DIMS), 32 lane sums, 64 V lane accumulators per query dim, a superblock of f16 V spans (DEC_SB x
- * DEC_DIMS), one score row per head served at once (positions + a chunk of 16 + the row maximum, 64-byte
- * rows). A batch uses the first part: q, 64 x headDim, one score row.
+ * attn_ggml's scratch per thread. Decode (kernels/attention.ts attn_ggml_decode, dims = heads x headDim): the
+ * rounded queries, 32 lane sums, 64 V lane accumulators per dim, a superblock of f16 V spans (DEC_SB x dims),
+ * one score row per head (positions + a chunk of 16 + the row maximum, 64-byte rows). A batch: q0, q1 and two
+ * score rows (attn_ggml_batch), or q, 64 x headDim and one score row (the generic loop).
  */
-export function ggmlAttnScratchBytes(headDim: number, maxPos: number): number {
-  const heads = Math.max(1, Math.floor(abi.DEC_DIMS / headDim));
-  const decode = (abi.DEC_DIMS * 65 + 32) * 4 + abi.DEC_SB * abi.DEC_DIMS * 2 + heads * alignUp((maxPos + 1 + 32 + 1) * 4, 64);
-  const batch = (65 * headDim + maxPos + 1 + 32) * 4 + 2 * alignUp((maxPos + 1 + 32) * 4, 64); // also attn_ggml_batch: q0, q1, two score rows
+export function ggmlAttnScratchBytes(headDim: number, maxPos: number, heads = decodeHeads(headDim, 1 << 30)): number {
+  const row = alignUp((maxPos + 1 + 32 + 1) * 4, 64), dims = heads * headDim;
+  const decode = (dims * 65 + 32) * 4 + abi.DEC_SB * dims * 2 + heads * row;
+  const batch = Math.max((65 * headDim + maxPos + 1 + 32) * 4, 2 * headDim * 4 + 2 * row);
   return alignUp(Math.max(decode, batch), 64);
 }
 
@@ -84,10 +89,10 @@ export class Attention {
     this.params.dropAbove(mark);
   }
 
-  /** reserves the scratch for positions up to maxPos (and, given nKvHead, for batches) */
-  reserve(headDim: number, maxPos: number, nKvHead = 0): void {
+  /** reserves the scratch for positions up to maxPos (and, given nKvHead, for batches; given nHead, for that many heads) */
+  reserve(headDim: number, maxPos: number, nKvHead = 0, nHead = 1 << 30): void {
     this.params.grow(abi.PARAM_BLOCK_BYTES);
-    this.scratch.grow(ggmlAttnScratchBytes(headDim, maxPos) * this.threads);
+    this.scratch.grow(ggmlAttnScratchBytes(headDim, maxPos, decodeHeads(headDim, nHead)) * this.threads);
     if (nKvHead) this.kv.grow(attnKvBytes(nKvHead, headDim, maxPos));
   }
 
@@ -147,9 +152,11 @@ export class Attention {
     const work = (p.pairs ?? nTokens * (p.maxPos - kvBase + 1)) * nHead * headDim * 4;
     const threads = work < this.minWork ? 1 : this.threads;
     const slice = Math.ceil(items / threads);
-    const perThread = ggmlAttnScratchBytes(headDim, p.maxPos);
+    const heads = decodeHeads(headDim, nHead);
+    const perThread = ggmlAttnScratchBytes(headDim, p.maxPos, heads);
     const scr = this.scratch.grow(perThread * this.threads);
     const pp = this.writeParams(p, nKvHead * headDim * 2, scr, perThread, slice, batch, kvBase, false);
+    this.heap.i32All()[(pp + abi.AG_DEC_HEADS) >> 2] = heads;
     if (batch) {
       // widen K (rows) and V (transposed) to f32 once for all query tokens and heads: rows [kvBase, maxPos]
       const span = p.maxPos - kvBase;
