@@ -1,8 +1,17 @@
 // llama.cpp itself, through node-llama-cpp's prebuilt CPU build from the optional peer setup (peers/,
 // `npm run setup:peers`): greedy generation as llama.cpp runs it, for tests that compare against it.
+import { readFileSync } from 'node:fs';
 import type { LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { importPeer } from '../../bench/peers.js';
 
+/**
+ * True where llama.cpp's CPU build runs quantized matmuls on AMX tiles (Linux x86 with amx_int8: its
+ * sapphirerapids variant adds the AMX buffer type for Q4_0/Q4_1/Q8_0/K-quants), whose float order is not the
+ * AVX one the fixtures' references were made with and the cpu device's exact numerics reproduce.
+ */
+export function llamaCppUsesAmx(): boolean {
+  try { return /\bamx_int8\b/.test(readFileSync('/proc/cpuinfo', 'utf8')); } catch { return false; }
+}
 const nodeLlamaCpp = () => importPeer<typeof import('node-llama-cpp')>('node-llama-cpp');
 async function getLlama() {
   const { getLlama: get, LlamaLogLevel } = await nodeLlamaCpp();

@@ -12,7 +12,7 @@ import { loadModel, type Model } from '../../src/runtime/model.js';
 import { Context, type ContextOptions } from '../../src/runtime/context.js';
 import { fixture } from '../helpers/fixtures.js';
 import { readRef, tolerance } from '../helpers/parity.js';
-import { llamaRingProbs } from '../helpers/llamacpp.js';
+import { llamaCppUsesAmx, llamaRingProbs } from '../helpers/llamacpp.js';
 import { needPeers } from '../helpers/peers.js';
 
 const cpu = await createCpuDevice({ threads: 2 });
@@ -208,6 +208,10 @@ test('swa ring: several sequences (decodeSeqs) equal each sequence alone in a ri
 for (const name of ['gemma2-f16', 'gemma3-f16', 'gemma3-q8_0']) {
   test(`swa ring ${name}: ${LEN} tokens, distributions match llama.cpp's with its SWA ring`, async (t) => {
     if (!needPeers(t, 'node-llama-cpp')) return;
+    // a quantized fixture is only comparable where llama.cpp runs the AVX kernels our exact numerics follow
+    // (this random model amplifies any last-bit difference: 2.2e-2 against AMX's order on a Xeon with
+    // amx_int8); the f16 fixtures check the ring semantics against llama.cpp everywhere
+    if (name.endsWith('q8_0') && llamaCppUsesAmx()) { t.skip('llama.cpp runs Q8_0 matmuls on AMX tiles on this CPU (another float order)'); return; }
     await withModel(name, async (model) => {
       const { tokens, logits } = await ringStream(model, name);
       const prompt = readRef(name).sequences[0]!.prompt.length;
