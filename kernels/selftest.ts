@@ -7,3 +7,9 @@ export function simd_selftest(p: usize): i32 {
   }
   return 0;
 }
+// Start-up check that the relaxed build's f32x4.relaxed_madd is fused (relaxed SIMD allows either; the relaxed
+// kernels use it as C's fmaf): stores relaxed_madd(a, b, c) of the f32x4 at p, p + 16, p + 32 at p + 48.
+// The simd128 build stores nothing.
+export function fma_selftest(p: usize): void {
+  if (ASC_FEATURE_RELAXED_SIMD) v128.store(p, f32x4.relaxed_madd(v128.load(p), v128.load(p, 16), v128.load(p, 32)), 48);
+}

@@ -93,6 +93,8 @@ import { touch_ahead } from './touch';
 }
 @inline function dot4t_q4_K(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
   let c0 = f64x2.splat(0), c1 = c0, m0 = c0, m1 = c0;
+  // relaxed SIMD: the 4 tokens' chains in f32x4 lanes, fmaf = relaxed_madd (checked fused at start-up)
+  let cf = f32x4.splat(0), mf = cf;
   const m4 = i16x8.splat(0x0f);
   const end = w + <usize>nb * 144;
   while (w < end) {
@@ -144,6 +146,13 @@ import { touch_ahead } from './touch';
       const sj = hsum4_i32(p0, p1, p2, p3);
       const mj = mja;
       mja = mjb; mjb = mjc; mjc = mjd;
+      s16 = i8x16.shuffle(s16, s16, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3);
+      qs += 32; q8 += 128; aq += 64;
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
+        mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj), dm, mf);
+        continue;
+      }
       const e0 = f64x2.mul(f64x2.convert_low_i32x4_s(sj), ddl);
       const e1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sj, sj, 2, 3, 0, 1)), ddh);
       const e2 = f64x2.mul(f64x2.convert_low_i32x4_s(mj), dml);
@@ -155,12 +164,10 @@ import { touch_ahead } from './touch';
       } else {
         c0 = round2(f0); c1 = round2(f1); m0 = round2(f2); m1 = round2(f3);
       }
-      s16 = i8x16.shuffle(s16, s16, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3);
-      qs += 32; q8 += 128; aq += 64;
     }
     w += 144; a += 292; ax += 512;
   }
-  const r = f32x4.sub(f32x4_of(c0, c1), f32x4_of(m0, m1));
+  const r = ASC_FEATURE_RELAXED_SIMD ? f32x4.sub(cf, mf) : f32x4.sub(f32x4_of(c0, c1), f32x4_of(m0, m1));
   store<f32>(y, f32x4.extract_lane(r, 0));
   store<f32>(y + ys, f32x4.extract_lane(r, 1));
   store<f32>(y + 2 * ys, f32x4.extract_lane(r, 2));

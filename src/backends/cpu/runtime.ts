@@ -168,8 +168,9 @@ export async function createCpuRuntime(opts: CpuRuntimeOptions = {}): Promise<Cp
   const initialPages = Math.min(maxPages, Math.max(2, Math.ceil((opts.initialMemoryBytes ?? 0) / PAGE)));
   const memory = new WebAssembly.Memory({ initial: initialPages, maximum: maxPages, shared: true });
   let instance = await WebAssembly.instantiate(module, { env: { memory } });
-  if (variant === 'relaxed' && !relaxedSelfTest(instance, memory)) {
-    // e.g. V8 11.3's baseline compiler gets the relaxed dot product wrong until tier-up
+  if (variant === 'relaxed' && !(relaxedSelfTest(instance, memory) && fusedMaddTest(instance, memory))) {
+    // e.g. V8 11.3's baseline compiler gets the relaxed dot product wrong until tier-up; an engine may lower
+    // relaxed_madd unfused, and the relaxed kernels use it as fmaf
     variant = 'simd128';
     module = await compileKernels(undefined, variant);
     instance = await WebAssembly.instantiate(module, { env: { memory } });
@@ -198,6 +199,27 @@ function relaxedSelfTest(instance: WebAssembly.Instance, memory: WebAssembly.Mem
   // twice: an engine may compile the first call with one tier and later calls with another
   const ok = test(p) === want && test(p) === want;
   new Uint8Array(memory.buffer, p, 48).fill(0);
+  return ok;
+}
+
+/**
+ * Runs the relaxed build's fma_selftest: f32x4.relaxed_madd must be one fused multiply-add (C's fmaf) on 4
+ * lanes whose unfused result is 0: (1+2^-12)^2 - (1+2^-11) = 2^-24, its negation, a subnormal result 2^-149
+ * (also 0 under flush-to-zero) and 3*fl(1/3) - 1 = 2^-25.
+ */
+function fusedMaddTest(instance: WebAssembly.Instance, memory: WebAssembly.Memory): boolean {
+  const test = instance.exports.fma_selftest as ((p: number) => void) | undefined;
+  if (!test) return false;
+  const p = 1024, v = new Float32Array(memory.buffer, p, 16);
+  const e = 1 + 2 ** -12, f = 1 + 2 ** -11;
+  const want = [2 ** -24, -(2 ** -24), 2 ** -149, 2 ** -25];
+  let ok = true;
+  for (let k = 0; k < 2; k++) {
+    v.set([e, e, e * 2 ** -62, 3, e, -e, e * 2 ** -63, Math.fround(1 / 3), -f, f, -f * 2 ** -125, -1, 0, 0, 0, 0]);
+    test(p);
+    for (let l = 0; l < 4; l++) ok &&= Object.is(v[12 + l], want[l]);
+  }
+  v.fill(0);
   return ok;
 }
 
