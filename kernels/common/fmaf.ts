@@ -14,7 +14,11 @@ function fma_tie(p: f64, c: f64, s: f64): f32 {
   const other = 2 * s - <f64>r;
   return <f32>(err > 0 ? Math.max(<f64>r, other) : Math.min(<f64>r, other));
 }
-@inline export function fmaf(a: f32, b: f32, c: f32): f32 { return fma_pc(<f64>a * <f64>b, <f64>c); }
+// relaxed build: f32x4.relaxed_madd, which the runtime checks is fused before it picks the build
+@inline export function fmaf(a: f32, b: f32, c: f32): f32 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.extract_lane(f32x4.relaxed_madd(f32x4.splat(a), f32x4.splat(b), f32x4.splat(c)), 0);
+  return fma_pc(<f64>a * <f64>b, <f64>c);
+}
 // two fmaf lanes: p exact products (f64x2), c f32 accumulators held as f64x2; returns the new accumulators
 @inline export function fma2(p: v128, c: v128): v128 {
   const s = f64x2.add(p, c);

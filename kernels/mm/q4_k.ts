@@ -327,13 +327,19 @@ import { touch_ahead } from './touch';
     const isum = f32x4.convert_i32x4_s(hsum4_i32(s0, s1, s2, s3));
     const mins = f32x4.convert_i32x4_s(hsum4_i32(q4k_minsum_lanes(smv, a), q4k_minsum_lanes(smv, a + a1), q4k_minsum_lanes(smv, a + a2), q4k_minsum_lanes(smv, a + a3)));
     if (exact) {
-      const e0 = f64x2.mul(lo_f64(isum), lo_f64(d)), e1 = f64x2.mul(hi_f64(isum), hi_f64(d));
-      const e2 = f64x2.mul(lo_f64(mins), lo_f64(dmin)), e3 = f64x2.mul(hi_f64(mins), hi_f64(dmin));
-      const f0 = f64x2.add(e0, c0), f1 = f64x2.add(e1, c1), f2 = f64x2.add(e2, m0), f3 = f64x2.add(e3, m1);
-      if (tie_any(f0, f1, f2, f3)) {
-        c0 = fma2_tie(e0, c0); c1 = fma2_tie(e1, c1); m0 = fma2_tie(e2, m0); m1 = fma2_tie(e3, m1);
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        // fmaf = relaxed_madd (checked fused at start-up), lane = token
+        acc = f32x4.relaxed_madd(isum, d, acc);
+        accm = f32x4.relaxed_madd(mins, dmin, accm);
       } else {
-        c0 = round2(f0); c1 = round2(f1); m0 = round2(f2); m1 = round2(f3);
+        const e0 = f64x2.mul(lo_f64(isum), lo_f64(d)), e1 = f64x2.mul(hi_f64(isum), hi_f64(d));
+        const e2 = f64x2.mul(lo_f64(mins), lo_f64(dmin)), e3 = f64x2.mul(hi_f64(mins), hi_f64(dmin));
+        const f0 = f64x2.add(e0, c0), f1 = f64x2.add(e1, c1), f2 = f64x2.add(e2, m0), f3 = f64x2.add(e3, m1);
+        if (tie_any(f0, f1, f2, f3)) {
+          c0 = fma2_tie(e0, c0); c1 = fma2_tie(e1, c1); m0 = fma2_tie(e2, m0); m1 = fma2_tie(e3, m1);
+        } else {
+          c0 = round2(f0); c1 = round2(f1); m0 = round2(f2); m1 = round2(f3);
+        }
       }
     } else {
       acc = f32x4.add(acc, f32x4.mul(isum, d));
@@ -341,7 +347,7 @@ import { touch_ahead } from './touch';
     }
     w += 144; a += 292; ax += 512;
   }
-  const r = exact ? f32x4.sub(f32x4_of(c0, c1), f32x4_of(m0, m1)) : f32x4.sub(acc, accm);
+  const r = exact && !ASC_FEATURE_RELAXED_SIMD ? f32x4.sub(f32x4_of(c0, c1), f32x4_of(m0, m1)) : f32x4.sub(acc, accm);
   store<f32>(y, f32x4.extract_lane(r, 0));
   store<f32>(y + ys, f32x4.extract_lane(r, 1));
   store<f32>(y + 2 * ys, f32x4.extract_lane(r, 2));

@@ -31,10 +31,13 @@ import { touch_ahead } from './touch';
 // each converted to f32 and fused-multiply-added by d into its own accumulator, hsum_float_8
 @inline function dot_q6_K(w: usize, a: usize, ax: usize, nb: i32): f32 {
   let c0 = f64x2.splat(0), c1 = c0, c2 = c0, c3 = c0;
+  // relaxed SIMD: the 8 lanes in two f32x4, fmaf = relaxed_madd (checked fused at start-up)
+  let r0 = f32x4.splat(0), r1 = r0;
   const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
   const end = w + <usize>nb * 210;
   while (w < end) {
-    const dd = f64x2.splat(<f64>(load<f32>(a) * h2f(load<u16>(w, 208))));
+    const df = load<f32>(a) * h2f(load<u16>(w, 208));
+    const dd = f64x2.splat(<f64>df);
     const scv = v128.load(w, 192);
     const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
     let l0 = i32x4.mul(i32x4.dot_i16x8_s(s16l, v128.load(a, 260)), i32x4.splat(-32));
@@ -71,12 +74,19 @@ import { touch_ahead } from './touch';
       ql += step; qh += 16; q8 += (k & 1) ? 224 : 32; aq += (k & 1) ? 112 : 16;
     }
     const f0 = f32x4.convert_i32x4_s(l0), f1 = f32x4.convert_i32x4_s(l1);
-    c0 = fma2(f64x2.mul(lo_f64(f0), dd), c0);
-    c1 = fma2(f64x2.mul(hi_f64(f0), dd), c1);
-    c2 = fma2(f64x2.mul(lo_f64(f1), dd), c2);
-    c3 = fma2(f64x2.mul(hi_f64(f1), dd), c3);
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      const ddf = f32x4.splat(df);
+      r0 = f32x4.relaxed_madd(f0, ddf, r0);
+      r1 = f32x4.relaxed_madd(f1, ddf, r1);
+    } else {
+      c0 = fma2(f64x2.mul(lo_f64(f0), dd), c0);
+      c1 = fma2(f64x2.mul(hi_f64(f0), dd), c1);
+      c2 = fma2(f64x2.mul(lo_f64(f1), dd), c2);
+      c3 = fma2(f64x2.mul(hi_f64(f1), dd), c3);
+    }
     w += 210; a += 292; ax += 512;
   }
+  if (ASC_FEATURE_RELAXED_SIMD) return hsum_float_8(r0, r1);
   return hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3));
 }
 // ggml_vec_dot_q6_K_q8_K's order for two activation rows (tokens) at once, for prefill: the 6-bit values
@@ -91,11 +101,14 @@ import { touch_ahead } from './touch';
 @inline function dot2t_q6_K(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
   let c0 = f64x2.splat(0), c1 = c0, c2 = c0, c3 = c0;
   let e0 = c0, e1 = c0, e2 = c0, e3 = c0;
+  // relaxed SIMD: each token's 8 lanes in two f32x4, fmaf = relaxed_madd (checked fused at start-up)
+  let r0 = f32x4.splat(0), r1 = r0, r2 = r0, r3 = r0;
   const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
   const end = w + <usize>nb * 210;
   while (w < end) {
     const dw = h2f(load<u16>(w, 208));
-    const dd0 = f64x2.splat(<f64>(load<f32>(a) * dw)), dd1 = f64x2.splat(<f64>(load<f32>(a + as) * dw));
+    const df0 = load<f32>(a) * dw, df1 = load<f32>(a + as) * dw;
+    const dd0 = f64x2.splat(<f64>df0), dd1 = f64x2.splat(<f64>df1);
     const scv = v128.load(w, 192);
     // step k uses scales 8*(k>>1) + (k&1) + {0, 2, 4, 6}: lanes 0, 2, 4, 6 of ss0, rotated per step
     const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
@@ -134,6 +147,13 @@ import { touch_ahead } from './touch';
     }
     const f0 = f32x4.convert_i32x4_s(l0), f1 = f32x4.convert_i32x4_s(l1);
     const g0 = f32x4.convert_i32x4_s(k0), g1 = f32x4.convert_i32x4_s(k1);
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      const d0 = f32x4.splat(df0), d1 = f32x4.splat(df1);
+      r0 = f32x4.relaxed_madd(f0, d0, r0); r1 = f32x4.relaxed_madd(f1, d0, r1);
+      r2 = f32x4.relaxed_madd(g0, d1, r2); r3 = f32x4.relaxed_madd(g1, d1, r3);
+      w += 210; a += 292; ax += 512;
+      continue;
+    }
     const p0 = f64x2.mul(lo_f64(f0), dd0), p1 = f64x2.mul(hi_f64(f0), dd0), p2 = f64x2.mul(lo_f64(f1), dd0), p3 = f64x2.mul(hi_f64(f1), dd0);
     const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1), s2 = f64x2.add(p2, c2), s3 = f64x2.add(p3, c3);
     if (tie_any(s0, s1, s2, s3)) {
@@ -150,6 +170,11 @@ import { touch_ahead } from './touch';
     }
     w += 210; a += 292; ax += 512;
   }
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    store<f32>(y, hsum_float_8(r0, r1));
+    store<f32>(y + ys, hsum_float_8(r2, r3));
+    return;
+  }
   store<f32>(y, hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3)));
   store<f32>(y + ys, hsum_float_8(f32x4_of(e0, e1), f32x4_of(e2, e3)));
 }
@@ -161,9 +186,8 @@ import { touch_ahead } from './touch';
   return i32x4.mul(i32x4.dot_i16x8_s(hi ? s16h : s16l, v128.load(a + (hi ? 276 : 260))), i32x4.splat(-32));
 }
 @inline function dot4v_q6_K(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize): void {
-  // the 4 tokens' fmaf lanes (4 f64x2 each)
-  let c00 = f64x2.splat(0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
-  let c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+  // the 4 tokens' 8 fmaf lanes (two f32x4 each; relaxed build only: fmaf = relaxed_madd, checked fused at start-up)
+  let c0l = f32x4.splat(0), c0h = c0l, c1l = c0l, c1h = c0l, c2l = c0l, c2h = c0l, c3l = c0l, c3h = c0l;
   const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
   const a1 = as, a2 = 2 * as, a3 = 3 * as;
   const end = w + <usize>nb * 210;
@@ -276,56 +300,18 @@ import { touch_ahead } from './touch';
       { const tu = u0; u0 = u1; u1 = u2; u2 = u3; u3 = tu; }
       ql += 48; qh += 16; aq += 112;
     }
-    {
-      const dd = f64x2.splat(<f64>(load<f32>(a) * dw));
-      const f0 = f32x4.convert_i32x4_s(t0l), f1 = f32x4.convert_i32x4_s(t0h);
-      const p0 = f64x2.mul(lo_f64(f0), dd), p1 = f64x2.mul(hi_f64(f0), dd), p2 = f64x2.mul(lo_f64(f1), dd), p3 = f64x2.mul(hi_f64(f1), dd);
-      const s0 = f64x2.add(p0, c00), s1 = f64x2.add(p1, c01), s2 = f64x2.add(p2, c02), s3 = f64x2.add(p3, c03);
-      if (tie_any(s0, s1, s2, s3)) {
-        c00 = fma2_tie(p0, c00); c01 = fma2_tie(p1, c01); c02 = fma2_tie(p2, c02); c03 = fma2_tie(p3, c03);
-      } else {
-        c00 = round2(s0); c01 = round2(s1); c02 = round2(s2); c03 = round2(s3);
-      }
-    }
-    {
-      const dd = f64x2.splat(<f64>(load<f32>(a + a1) * dw));
-      const f0 = f32x4.convert_i32x4_s(t1l), f1 = f32x4.convert_i32x4_s(t1h);
-      const p0 = f64x2.mul(lo_f64(f0), dd), p1 = f64x2.mul(hi_f64(f0), dd), p2 = f64x2.mul(lo_f64(f1), dd), p3 = f64x2.mul(hi_f64(f1), dd);
-      const s0 = f64x2.add(p0, c10), s1 = f64x2.add(p1, c11), s2 = f64x2.add(p2, c12), s3 = f64x2.add(p3, c13);
-      if (tie_any(s0, s1, s2, s3)) {
-        c10 = fma2_tie(p0, c10); c11 = fma2_tie(p1, c11); c12 = fma2_tie(p2, c12); c13 = fma2_tie(p3, c13);
-      } else {
-        c10 = round2(s0); c11 = round2(s1); c12 = round2(s2); c13 = round2(s3);
-      }
-    }
-    {
-      const dd = f64x2.splat(<f64>(load<f32>(a + a2) * dw));
-      const f0 = f32x4.convert_i32x4_s(t2l), f1 = f32x4.convert_i32x4_s(t2h);
-      const p0 = f64x2.mul(lo_f64(f0), dd), p1 = f64x2.mul(hi_f64(f0), dd), p2 = f64x2.mul(lo_f64(f1), dd), p3 = f64x2.mul(hi_f64(f1), dd);
-      const s0 = f64x2.add(p0, c20), s1 = f64x2.add(p1, c21), s2 = f64x2.add(p2, c22), s3 = f64x2.add(p3, c23);
-      if (tie_any(s0, s1, s2, s3)) {
-        c20 = fma2_tie(p0, c20); c21 = fma2_tie(p1, c21); c22 = fma2_tie(p2, c22); c23 = fma2_tie(p3, c23);
-      } else {
-        c20 = round2(s0); c21 = round2(s1); c22 = round2(s2); c23 = round2(s3);
-      }
-    }
-    {
-      const dd = f64x2.splat(<f64>(load<f32>(a + a3) * dw));
-      const f0 = f32x4.convert_i32x4_s(t3l), f1 = f32x4.convert_i32x4_s(t3h);
-      const p0 = f64x2.mul(lo_f64(f0), dd), p1 = f64x2.mul(hi_f64(f0), dd), p2 = f64x2.mul(lo_f64(f1), dd), p3 = f64x2.mul(hi_f64(f1), dd);
-      const s0 = f64x2.add(p0, c30), s1 = f64x2.add(p1, c31), s2 = f64x2.add(p2, c32), s3 = f64x2.add(p3, c33);
-      if (tie_any(s0, s1, s2, s3)) {
-        c30 = fma2_tie(p0, c30); c31 = fma2_tie(p1, c31); c32 = fma2_tie(p2, c32); c33 = fma2_tie(p3, c33);
-      } else {
-        c30 = round2(s0); c31 = round2(s1); c32 = round2(s2); c33 = round2(s3);
-      }
-    }
+    const d0 = f32x4.splat(load<f32>(a) * dw), d1 = f32x4.splat(load<f32>(a + a1) * dw);
+    const d2 = f32x4.splat(load<f32>(a + a2) * dw), d3 = f32x4.splat(load<f32>(a + a3) * dw);
+    c0l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0l), d0, c0l); c0h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0h), d0, c0h);
+    c1l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1l), d1, c1l); c1h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1h), d1, c1h);
+    c2l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t2l), d2, c2l); c2h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t2h), d2, c2h);
+    c3l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t3l), d3, c3l); c3h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t3h), d3, c3h);
     w += 210; a += 292;
   }
-  store<f32>(y, hsum_float_8(f32x4_of(c00, c01), f32x4_of(c02, c03)));
-  store<f32>(y + ys, hsum_float_8(f32x4_of(c10, c11), f32x4_of(c12, c13)));
-  store<f32>(y + 2 * ys, hsum_float_8(f32x4_of(c20, c21), f32x4_of(c22, c23)));
-  store<f32>(y + 3 * ys, hsum_float_8(f32x4_of(c30, c31), f32x4_of(c32, c33)));
+  store<f32>(y, hsum_float_8(c0l, c0h));
+  store<f32>(y + ys, hsum_float_8(c1l, c1h));
+  store<f32>(y + 2 * ys, hsum_float_8(c2l, c2h));
+  store<f32>(y + 3 * ys, hsum_float_8(c3l, c3h));
 }
 export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   const wend = w + <usize>r1 * ws;
