@@ -47,6 +47,17 @@ export function fma2_tie(p: v128, c: v128): v128 {
     v128.or(i64x2.eq(v128.and(s0, m), t), i64x2.eq(v128.and(s1, m), t)),
     v128.or(i64x2.eq(v128.and(s2, m), t), i64x2.eq(v128.and(s3, m), t))));
 }
+// Relaxed build only (relaxed_madd, checked fused at start-up): 4 fmaf lanes c + x * d, d an f32 value held
+// as an f64x2 splat. Kernels keep their 8 lanes in c0 (lanes 0-3) and c2 (4-7) then, instead of c0..c3 as f64x2.
+@inline export function fma4_dd(x: v128, dd: v128, c: v128): v128 {
+  const d = f32x4.demote_f64x2_zero(dd);
+  return f32x4.relaxed_madd(x, i32x4.shuffle(d, d, 0, 0, 0, 0), c);
+}
+// lanes 0-3 / 4-7 of 8 fmaf lanes: c0 (relaxed build, fma4_dd) or the f64x2 pair c0, c1
+@inline export function lanes4(c0: v128, c1: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return c0;
+  return f32x4_of(c0, c1);
+}
 // f64x2 -> nearest f32 values, held as f64x2
 @inline export function round2(v: v128): v128 { return f64x2.promote_low_f32x4(f32x4.demote_f64x2_zero(v)); }
 // lanes 0,1 / 2,3 of an f32x4 as f64x2

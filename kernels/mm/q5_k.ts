@@ -1,6 +1,6 @@
 import { h2f } from '../common/f16';
 import { k4_scales, k4_summins } from '../common/kquant';
-import { f32x4_of, fma2, fmaf, hi_f64, hsum_float_8, lo_f64 } from '../common/fmaf';
+import { fma2, fma4_dd, lanes4, fmaf, hi_f64, hsum_float_8, lo_f64 } from '../common/fmaf';
 import { g4 } from '../common/simd';
 import { ROW_TILE } from './tile';
 
@@ -66,13 +66,17 @@ import { ROW_TILE } from './tile';
     }
     // |lane| <= 8 * 63 * 4 * 31 * 127 < 2^24: exact in f32, so straight to f64
     const fA = f32x4.convert_i32x4_s(A), fB = f32x4.convert_i32x4_s(B);
-    c0 = fma2(f64x2.mul(lo_f64(fA), dd), c0);
-    c1 = fma2(f64x2.mul(hi_f64(fA), dd), c1);
-    c2 = fma2(f64x2.mul(lo_f64(fB), dd), c2);
-    c3 = fma2(f64x2.mul(hi_f64(fB), dd), c3);
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      c0 = fma4_dd(fA, dd, c0); c2 = fma4_dd(fB, dd, c2);
+    } else {
+      c0 = fma2(f64x2.mul(lo_f64(fA), dd), c0);
+      c1 = fma2(f64x2.mul(hi_f64(fA), dd), c1);
+      c2 = fma2(f64x2.mul(lo_f64(fB), dd), c2);
+      c3 = fma2(f64x2.mul(hi_f64(fB), dd), c3);
+    }
     w += 176; a += 292; ax += 512;
   }
-  return hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3)) + summs;
+  return hsum_float_8(lanes4(c0, c1), lanes4(c2, c3)) + summs;
 }
 // dot_q5_K for two activation rows (tokens) at once, for prefill: the 5-bit values decoded once for both,
 // each token with its own accumulators in the same order (the same bits as two dot_q5_K calls)
@@ -111,19 +115,27 @@ import { ROW_TILE } from './tile';
     }
     const dd = f64x2.splat(<f64>(ad * hd)), dd2 = f64x2.splat(<f64>(ad2 * hd));
     let fA = f32x4.convert_i32x4_s(A), fB = f32x4.convert_i32x4_s(B);
-    c0 = fma2(f64x2.mul(lo_f64(fA), dd), c0);
-    c1 = fma2(f64x2.mul(hi_f64(fA), dd), c1);
-    c2 = fma2(f64x2.mul(lo_f64(fB), dd), c2);
-    c3 = fma2(f64x2.mul(hi_f64(fB), dd), c3);
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      c0 = fma4_dd(fA, dd, c0); c2 = fma4_dd(fB, dd, c2);
+    } else {
+      c0 = fma2(f64x2.mul(lo_f64(fA), dd), c0);
+      c1 = fma2(f64x2.mul(hi_f64(fA), dd), c1);
+      c2 = fma2(f64x2.mul(lo_f64(fB), dd), c2);
+      c3 = fma2(f64x2.mul(hi_f64(fB), dd), c3);
+    }
     fA = f32x4.convert_i32x4_s(A2); fB = f32x4.convert_i32x4_s(B2);
-    e0 = fma2(f64x2.mul(lo_f64(fA), dd2), e0);
-    e1 = fma2(f64x2.mul(hi_f64(fA), dd2), e1);
-    e2 = fma2(f64x2.mul(lo_f64(fB), dd2), e2);
-    e3 = fma2(f64x2.mul(hi_f64(fB), dd2), e3);
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      e0 = fma4_dd(fA, dd2, e0); e2 = fma4_dd(fB, dd2, e2);
+    } else {
+      e0 = fma2(f64x2.mul(lo_f64(fA), dd2), e0);
+      e1 = fma2(f64x2.mul(hi_f64(fA), dd2), e1);
+      e2 = fma2(f64x2.mul(lo_f64(fB), dd2), e2);
+      e3 = fma2(f64x2.mul(hi_f64(fB), dd2), e3);
+    }
     w += 176; a += 292; ax += 512;
   }
-  store<f32>(y, hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3)) + summs);
-  store<f32>(y + ys, hsum_float_8(f32x4_of(e0, e1), f32x4_of(e2, e3)) + summs2);
+  store<f32>(y, hsum_float_8(lanes4(c0, c1), lanes4(c2, c3)) + summs);
+  store<f32>(y + ys, hsum_float_8(lanes4(e0, e1), lanes4(e2, e3)) + summs2);
 }
 export function mm_q5_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   // tiles of ROW_TILE rows stay in L1 while the activation rows pass over them; tokens in pairs

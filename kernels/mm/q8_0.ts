@@ -1,5 +1,5 @@
 import { h2f, h2f4 } from '../common/f16';
-import { f32x4_of, fma2_tie, hsum_float_8, round2, tie_any } from '../common/fmaf';
+import { fma2_tie, fma4_dd, hsum_float_8, lanes4, round2, tie_any } from '../common/fmaf';
 import { g4, hsum4_i32, hsum_f32x4 } from '../common/simd';
 import { ROW_TILE } from './tile';
 import { touch_ahead } from './touch';
@@ -20,6 +20,11 @@ import { touch_ahead } from './touch';
   while (w < we) {
     const dd = f64x2.splat(<f64>(h2f(load<u16>(w)) * load<f32>(dp)));
     const lo = q8_0_lanes(w, a), hi = q8_0_lanes_hi(w, a);
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      c0 = fma4_dd(f32x4.convert_i32x4_s(lo), dd, c0); c2 = fma4_dd(f32x4.convert_i32x4_s(hi), dd, c2);
+      w += 34; a += 34; dp += 4;
+      continue;
+    }
     const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(lo), dd), p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(lo, lo, 2, 3, 0, 1)), dd);
     const p2 = f64x2.mul(f64x2.convert_low_i32x4_s(hi), dd), p3 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(hi, hi, 2, 3, 0, 1)), dd);
     const s0 = f64x2.add(p0, c0), s1 = f64x2.add(p1, c1), s2 = f64x2.add(p2, c2), s3 = f64x2.add(p3, c3);
@@ -30,7 +35,7 @@ import { touch_ahead } from './touch';
     }
     w += 34; a += 34; dp += 4;
   }
-  return hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3));
+  return hsum_float_8(lanes4(c0, c1), lanes4(c2, c3));
 }
 export function mm_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   // tiles of ROW_TILE rows stay in L1 while each activation row passes over them
