@@ -53,6 +53,12 @@ export function fma2_tie(p: v128, c: v128): v128 {
   const d = f32x4.demote_f64x2_zero(dd);
   return f32x4.relaxed_madd(x, i32x4.shuffle(d, d, 0, 0, 0, 0), c);
 }
+// Relaxed build only: 4 fmaf lanes c + x * d (relaxed_madd); unreachable in the SIMD128 build
+@inline export function fma4(x: v128, d: v128, c: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(x, d, c);
+  unreachable();
+  return c;
+}
 // lanes 0-3 / 4-7 of 8 fmaf lanes: c0 (relaxed build, fma4_dd) or the f64x2 pair c0, c1
 @inline export function lanes4(c0: v128, c1: v128): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) return c0;
@@ -78,4 +84,10 @@ export function fma2_tie(p: v128, c: v128): v128 {
 }
 // ggml_v_expf (AVX-512 build) on two f32 values held as f64x2: its polynomial of fused multiply-adds,
 // each fmaf emulated (fma2), then _mm512_scalef_ps (j * 2^n, one rounding); |n| > 192 saturates
-@inline export function fma2v(a: v128, b: v128, c: v128): v128 { return fma2(f64x2.mul(a, b), c); }
+// (relaxed build: relaxed_madd on the f32 values, checked fused at start-up)
+@inline export function fma2v(a: v128, b: v128, c: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    return f64x2.promote_low_f32x4(f32x4.relaxed_madd(f32x4.demote_f64x2_zero(a), f32x4.demote_f64x2_zero(b), f32x4.demote_f64x2_zero(c)));
+  }
+  return fma2(f64x2.mul(a, b), c);
+}

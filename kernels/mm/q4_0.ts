@@ -1,5 +1,5 @@
 import { h2f, h2f4 } from '../common/f16';
-import { f32x4_of, fma2_tie, fmaf, hi_f64, lo_f64, round2, tie_any } from '../common/fmaf';
+import { f32x4_of, fma2_tie, fma4, fmaf, hi_f64, lo_f64, round2, tie_any } from '../common/fmaf';
 import { hs2_i32, hs4_i32, hsum4_i32, hsum_i32x4 } from '../common/simd';
 import { ROW_TILE } from './tile';
 import { touch_ahead } from './touch';
@@ -65,7 +65,11 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 // time by `exact`: ggml_gemv/gemm_q4_0_8x8_q8_0's per-row fused multiply-add chains (4 rows side by side in
 // two f64x2, FMA emulated), or free-order f32x4 multiply-adds ('fast' numerics).
 // exact: f64x2 c0 (rows 0-1) and c1 (rows 2-3) hold the chains; fast: c0 holds the 4 rows' f32 sums
-@inline function q4r4_result(c0: v128, c1: v128, exact: bool): v128 { return exact ? f32x4_of(c0, c1) : c0; }
+// (relaxed build, exact: c0 holds the 4 chains as f32x4, fmaf = relaxed_madd, checked fused at start-up)
+@inline function q4r4_result(c0: v128, c1: v128, exact: bool): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return c0;
+  return exact ? f32x4_of(c0, c1) : c0;
+}
 // 4 rows of a Q4_0r4 group against one activation row (Q8_0 quants at a, aux table at ax): 4 results at y
 @inline function dot4_q4_0r4(w: usize, a: usize, ax: usize, nb: i32, y: usize, exact: bool): void {
   let c0 = f64x2.splat(0), c1 = c0;
@@ -74,7 +78,9 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   while (w < we) {
     const d4 = f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)));
     const sums = i32x4.sub(q4r4_sums(w, ap, aq), i32x4.splat(load<i32>(cp)));
-    if (exact) {
+    if (exact && ASC_FEATURE_RELAXED_SIMD) {
+      c0 = fma4(f32x4.convert_i32x4_s(sums), d4, c0);
+    } else if (exact) {
       // |sum| <= 32*8*128: exact in f32, so straight to f64
       const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(sums), lo_f64(d4));
       const p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sums, sums, 2, 3, 0, 1)), hi_f64(d4));
@@ -130,7 +136,10 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     sb = i32x4.sub(sb, i32x4.splat(load<i32>(cp + axs)));
     const hd = h2f4(v128.load16x4_u(w));
     const da = f32x4.mul(hd, f32x4.splat(load<f32>(dp))), db = f32x4.mul(hd, f32x4.splat(load<f32>(dp + axs)));
-    if (exact) {
+    if (exact && ASC_FEATURE_RELAXED_SIMD) {
+      c0 = fma4(f32x4.convert_i32x4_s(sa), da, c0);
+      e0 = fma4(f32x4.convert_i32x4_s(sb), db, e0);
+    } else if (exact) {
       const p0 = f64x2.mul(f64x2.convert_low_i32x4_s(sa), lo_f64(da));
       const p1 = f64x2.mul(f64x2.convert_low_i32x4_s(i32x4.shuffle(sa, sa, 2, 3, 0, 1)), hi_f64(da));
       const p2 = f64x2.mul(f64x2.convert_low_i32x4_s(sb), lo_f64(db));
