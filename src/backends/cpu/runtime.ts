@@ -47,9 +47,10 @@ export interface CpuRuntimeOptions {
    */
   numerics?: 'exact' | 'fast';
   /**
-   * Use the relaxed-SIMD build of the kernels when the engine supports it and its start-up self-test
-   * passes (default true; Node 20 needs --experimental-wasm-relaxed-simd, which the CLI sets). Same
-   * results either way: the relaxed dot products only ever see exact operands.
+   * Use the relaxed-SIMD build of the kernels when the engine supports it and its start-up self-tests
+   * pass (default true; Node 20 needs --experimental-wasm-relaxed-simd, which the CLI sets). Same
+   * results either way: the relaxed dot products only ever see exact operands, and relaxed_madd is
+   * used as fmaf only once it is proven fused.
    */
   relaxedSimd?: boolean;
 }

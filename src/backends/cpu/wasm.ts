@@ -3,7 +3,8 @@
 //   simd128: WebAssembly SIMD128 only (every engine with SIMD).
 //   relaxed: the same kernels with the integer dot products on i32x4.relaxed_dot_i8x16_i7x16_add_s (the
 //            7-bit operand is always a 4- or 6-bit weight value, so the result is exact and the same on
-//            every engine); used when the engine validates it and a start-up self-test passes.
+//            every engine) and fmaf on f32x4.relaxed_madd; used when the engine validates it and the
+//            start-up self-tests pass (runtime.ts: the integers, and relaxed_madd fused).
 import { KERNELS_RELAXED_WASM_BASE64, KERNELS_WASM_BASE64 } from './kernels-wasm.gen.js';
 
 export type KernelVariant = 'simd128' | 'relaxed';

@@ -26,7 +26,7 @@ const baseFast2 = await createCpuDevice({ threads: 2, parallelMinWork: 0, numeri
 after(async () => { await cpu1.close(); await cpu2.close(); await fast2.close(); await base2.close(); await baseFast2.close(); });
 test('kernel builds: the relaxed-SIMD build runs when the engine has it', () => {
   const relaxed = relaxedSimdAvailable();
-  assert.equal(cpu2.runtime.simd, relaxed ? 'relaxed' : 'simd128', 'a relaxed-capable engine failed the kernel self-test');
+  assert.equal(cpu2.runtime.simd, relaxed ? 'relaxed' : 'simd128', 'a relaxed-capable engine failed the kernel self-tests (integer dot, fused relaxed_madd)');
   assert.equal(base2.runtime.simd, 'simd128');
   console.log(`# kernels: ${cpu2.runtime.simd} (relaxed SIMD ${relaxed ? '' : 'not '}available)`);
 });
