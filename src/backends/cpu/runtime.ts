@@ -208,7 +208,7 @@ function relaxedSelfTest(instance: WebAssembly.Instance, memory: WebAssembly.Mem
  * lanes whose unfused result is 0: (1+2^-12)^2 - (1+2^-11) = 2^-24, its negation, a subnormal result 2^-149
  * (also 0 under flush-to-zero) and 3*fl(1/3) - 1 = 2^-25.
  */
-function fusedMaddTest(instance: WebAssembly.Instance, memory: WebAssembly.Memory): boolean {
+export function fusedMaddTest(instance: WebAssembly.Instance, memory: WebAssembly.Memory): boolean {
   const test = instance.exports.fma_selftest as ((p: number) => void) | undefined;
   if (!test) return false;
   const p = 1024, v = new Float32Array(memory.buffer, p, 16);

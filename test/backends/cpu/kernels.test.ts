@@ -501,3 +501,21 @@ describe('one-token-order batch rows equal one-token calls bit for bit', () => {
     }
   }
 });
+
+// The relaxed build uses f32x4.relaxed_madd as fmaf, so it runs only where the start-up probe proves it
+// fused: the embedded relaxed build passes on this engine (it fuses), an unfused multiply-add does not.
+describe('relaxed build: fused relaxed_madd probe', () => {
+  it('passes for the relaxed build here and rejects an unfused (or missing) madd', async () => {
+    const { compileKernels, relaxedSimdAvailable } = await import('../../../src/backends/cpu/wasm.js');
+    const { fusedMaddTest } = await import('../../../src/backends/cpu/runtime.js');
+    const memory = new WebAssembly.Memory({ initial: 2, maximum: 2, shared: true });
+    if (relaxedSimdAvailable()) {
+      const instance = await WebAssembly.instantiate(await compileKernels(undefined, 'relaxed'), { env: { memory } });
+      assert.equal(fusedMaddTest(instance, memory), true);
+    }
+    const v = new Float32Array(memory.buffer, 1024, 16);
+    const unfused = { exports: { fma_selftest: () => { for (let l = 0; l < 4; l++) v[12 + l] = Math.fround(Math.fround(v[l]! * v[4 + l]!) + v[8 + l]!); } } };
+    assert.equal(fusedMaddTest(unfused as unknown as WebAssembly.Instance, memory), false);
+    assert.equal(fusedMaddTest({ exports: {} } as unknown as WebAssembly.Instance, memory), false);
+  });
+});
