@@ -3,7 +3,7 @@
 // (glibc expf/logf, scalar as ggml's unary ops), and the fused Gated DeltaNet recurrence over heads.
 import { silu1 } from './common/expf';
 import { expf_glibc, logf_glibc } from './common/glibc';
-import { fmaf, reduce_add_16 } from './common/fmaf';
+import { fma4, fmaf, reduce_add_16 } from './common/fmaf';
 
 // y = silu(x) over rows [r0, r1) of rowLen: ggml_vec_silu_f32's AVX-512 lanes, then its scalar tail
 export function silu_rows(r0: i32, r1: i32, x: usize, y: usize, rowLen: i32): void {
@@ -46,10 +46,25 @@ export function softplus_f32(i0: i32, i1: i32, x: usize, y: usize): void {
   }
   return (a0 + a2) + (a1 + a3);
 }
+// relaxed build: the 64 lanes as 16 f32x4 chains on relaxed_madd (checked fused at start-up); lane vector
+// q of the 16 combined lanes = (A[q] + A[q+8]) + (A[q+4] + A[q+12]), as lane4
+@inline function lanes16_relaxed(x: usize, y: usize, np: i32, q: usize): v128 {
+  let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0;
+  for (let s = 0; s < np; s += 64) {
+    const o = (<usize>s << 2) + (q << 4);
+    a0 = fma4(v128.load(x + o), v128.load(y + o), a0);
+    a1 = fma4(v128.load(x + o + 64), v128.load(y + o + 64), a1);
+    a2 = fma4(v128.load(x + o + 128), v128.load(y + o + 128), a2);
+    a3 = fma4(v128.load(x + o + 192), v128.load(y + o + 192), a3);
+  }
+  return f32x4.add(f32x4.add(a0, a2), f32x4.add(a1, a3));
+}
 function dot_f32_ggml(x: usize, y: usize, n: i32): f32 {
   const np = n & ~63;
   let s: f32 = 0;
-  if (np > 0) {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    if (np > 0) s = reduce_add_16(lanes16_relaxed(x, y, np, 0), lanes16_relaxed(x, y, np, 1), lanes16_relaxed(x, y, np, 2), lanes16_relaxed(x, y, np, 3));
+  } else if (np > 0) {
     let l0 = f32x4.splat(0), l1 = f32x4.splat(0), l2 = f32x4.splat(0), l3 = f32x4.splat(0);
     l0 = f32x4.replace_lane(l0, 0, lane4(x, y, np, 0)); l0 = f32x4.replace_lane(l0, 1, lane4(x, y, np, 1));
     l0 = f32x4.replace_lane(l0, 2, lane4(x, y, np, 2)); l0 = f32x4.replace_lane(l0, 3, lane4(x, y, np, 3));
@@ -91,7 +106,12 @@ export function gated_delta_net(h0: i32, h1: i32, state: usize, q: usize, k: usi
       }
       for (let j = 0; j < S; j++) {
         const d = load<f32>(yo + (<usize>j << 2)), mr = m + <usize>j * row;
-        for (let c = 0; c < S; c++) { const o = <usize>c << 2; store<f32>(mr + o, fmaf(load<f32>(ko + o), d, load<f32>(mr + o))); }
+        let c = 0;
+        if (ASC_FEATURE_RELAXED_SIMD) {
+          const dd = f32x4.splat(d);
+          for (; c + 4 <= S; c += 4) { const o = <usize>c << 2; v128.store(mr + o, fma4(v128.load(ko + o), dd, v128.load(mr + o))); }
+        }
+        for (; c < S; c++) { const o = <usize>c << 2; store<f32>(mr + o, fmaf(load<f32>(ko + o), d, load<f32>(mr + o))); }
       }
       for (let j = 0; j < S; j++) store<f32>(yo + (<usize>j << 2), dot_f32_ggml(m + <usize>j * row, qo, S) * scale);
     }
