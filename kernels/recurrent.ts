@@ -1,7 +1,7 @@
 // The recurrent layers' kernels (lfm2, qwen35), as the reference computes them (src/backends/reference/ops.ts,
 // recurrent.ts): SiLU per ggml row (16-lane v_expf, the row's tail through glibc expf), sigmoid and softplus
 // (glibc expf/logf, scalar as ggml's unary ops), and the fused Gated DeltaNet recurrence over heads.
-import { silu1 } from './common/expf';
+import { silu4 } from './common/expf';
 import { expf_glibc, logf_glibc } from './common/glibc';
 import { fma4, fmaf, reduce_add_16 } from './common/fmaf';
 
@@ -10,9 +10,12 @@ export function silu_rows(r0: i32, r1: i32, x: usize, y: usize, rowLen: i32): vo
   const simd = rowLen & ~15;
   for (let r = r0; r < r1; r++) {
     const xp = x + (<usize>r * <usize>rowLen << 2), yp = y + (<usize>r * <usize>rowLen << 2);
-    for (let i = 0; i < rowLen; i++) {
+    // silu4 is lane-wise: 4 values per call give each the bits silu1 gives it alone
+    let i = 0;
+    for (; i < simd; i += 4) v128.store(yp + (<usize>i << 2), silu4(v128.load(xp + (<usize>i << 2))));
+    for (; i < rowLen; i++) {
       const v = load<f32>(xp + (<usize>i << 2));
-      store<f32>(yp + (<usize>i << 2), i < simd ? silu1(v) : v / (<f32>1 + expf_glibc(-v)));
+      store<f32>(yp + (<usize>i << 2), v / (<f32>1 + expf_glibc(-v)));
     }
   }
 }
