@@ -78,10 +78,9 @@ export class ThreadPool {
       fn(0, n, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
       return;
     }
-    const ctl = this.ctl, args = this.args;
+    const ctl = this.ctl;
     this.settle();
-    args[0] = a0; args[1] = a1; args[2] = a2; args[3] = a3; args[4] = a4; args[5] = a5;
-    args[6] = a6; args[7] = a7; args[8] = a8; args[9] = a9; args[10] = a10; args[11] = a11; args[12] = a12; args[13] = a13;
+    this.setArgs(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
     ctl[CTL.OP] = op;
     ctl[CTL.N] = n;
     ctl[CTL.ALIGN] = align;
@@ -98,10 +97,7 @@ export class ThreadPool {
       err = e;
     }
     this.waitFor(CTL.DONE, T - 1);
-    if (err || ctl[CTL.ERR]) {
-      ctl[CTL.ERR] = 0;
-      throw new CpuRuntimeError('KERNEL_FAILED', `kernel ${KERNEL_NAMES[op]} failed${err ? ': ' + (err as Error).message : ' in a worker'}`);
-    }
+    this.raiseIfFailed(op, err);
   }
 
   /**
@@ -125,10 +121,9 @@ export class ThreadPool {
     }
     const size = Math.ceil(n / (T * CHUNKS_PER_THREAD) / chunkAlign) * chunkAlign;
     const chunks = Math.ceil(n / size);
-    const ctl = this.ctl, args = this.args;
+    const ctl = this.ctl;
     this.settle();
-    args[0] = a0; args[1] = a1; args[2] = a2; args[3] = a3; args[4] = a4; args[5] = a5;
-    args[6] = a6; args[7] = a7; args[8] = a8; args[9] = a9; args[10] = a10; args[11] = a11; args[12] = a12; args[13] = a13;
+    this.setArgs(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
     ctl[CTL.OP] = op;
     ctl[CTL.N] = n;
     ctl[CTL.ALIGN] = size;
@@ -149,10 +144,23 @@ export class ThreadPool {
       Atomics.add(ctl, CTL.CDONE, 1);
     }
     this.waitFor(CTL.CDONE, chunks);
-    if (err || ctl[CTL.ERR]) {
-      ctl[CTL.ERR] = 0;
-      throw new CpuRuntimeError('KERNEL_FAILED', `kernel ${KERNEL_NAMES[op]} failed${err ? ': ' + (err as Error).message : ' in a worker'}`);
-    }
+    this.raiseIfFailed(op, err);
+  }
+
+  /** the op's numeric arguments into the control block's argument slots (read by every worker) */
+  private setArgs(a0: number, a1: number, a2: number, a3: number, a4: number, a5: number, a6: number,
+    a7: number, a8: number, a9: number, a10: number, a11: number, a12: number, a13: number): void {
+    const args = this.args;
+    args[0] = a0; args[1] = a1; args[2] = a2; args[3] = a3; args[4] = a4; args[5] = a5;
+    args[6] = a6; args[7] = a7; args[8] = a8; args[9] = a9; args[10] = a10; args[11] = a11; args[12] = a12; args[13] = a13;
+  }
+
+  /** after an op: a kernel that threw here or trapped in a worker (ERR) becomes KERNEL_FAILED */
+  private raiseIfFailed(op: number, err: unknown): void {
+    const ctl = this.ctl;
+    if (!err && !ctl[CTL.ERR]) return;
+    ctl[CTL.ERR] = 0;
+    throw new CpuRuntimeError('KERNEL_FAILED', `kernel ${KERNEL_NAMES[op]} failed${err ? ': ' + (err as Error).message : ' in a worker'}`);
   }
 
   /** waits until every worker has left the last chunked op (before the control block is written again) */
