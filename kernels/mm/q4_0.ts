@@ -51,7 +51,9 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 @inline function q4x_row(q: usize, alo: v128, ahi: v128): v128 {
   const v = v128.load(q);
   const lo = v128.and(v, i8x16.splat(0x0f)), hi = v128.and(i16x8.shr_u(v, 4), i8x16.splat(0x0f));
-  return i32x4.relaxed_dot_i8x16_i7x16_add_s(ahi, hi, i32x4.relaxed_dot_i8x16_i7x16_add_s(alo, lo, i32x4.splat(0)));
+  // i16 pair sums (one pmaddubsw each on x64): 2 x 2 products of |15 * 128| per lane < 2^15, so the i16 add
+  // cannot wrap; one widening per row instead of V8's ones-constant + pmaddwd + add per relaxed i32 dot
+  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(alo, lo), i16x8.relaxed_dot_i8x16_i7x16_s(ahi, hi)));
 }
 @inline function q4r4_sums(w: usize, ap: usize, aq: usize): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) {
