@@ -47,7 +47,7 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 // The exact integer sums of one Q4_0r4 block for its 4 rows (lane = row), before the -8 offset.
 // SIMD128: nibbles widened on u16 lanes . the aux table's widened activations (ap, 64 B per block).
 // Relaxed SIMD: the 16 bytes of a row split into low/high nibbles (the 7-bit operand) . the Q8_0 block's
-// int8 quants (aq) in two i32x4.relaxed_dot_i8x16_i7x16_add_s; same integers.
+// int8 quants (aq): two i16x8.relaxed_dot_i8x16_i7x16_s added on i16 lanes, widened once; same integers.
 @inline function q4x_row(q: usize, alo: v128, ahi: v128): v128 {
   const v = v128.load(q);
   const lo = v128.and(v, i8x16.splat(0x0f)), hi = v128.and(i16x8.shr_u(v, 4), i8x16.splat(0x0f));
