@@ -57,7 +57,6 @@ export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}, co
   const probs = new Float64Array(nVocab);
   const counts = new Map<number, number>();
   const history: number[] = [];
-  const heap = new Float32Array(Math.max(1, nVocab));
 
   const penalized = params.repeatPenalty !== 1 || params.frequencyPenalty !== 0 || params.presencePenalty !== 0;
   // penalties (llama.cpp: repeat divides positive / multiplies negative logits)
@@ -90,38 +89,72 @@ export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}, co
     for (let end = n - 1; end > 0; end--) { swap(0, end); siftDown(0, end); }
   }
 
-  /** keep the k largest (unsorted scan + sort of the survivors) */
-  function topK(n: number, k: number): number {
-    if (k <= 0 || k >= n) { sortDesc(n); return n; }
-    // threshold = k-th largest value via a bounded partial selection
-    heap.fill(-Infinity, 0, k);
-    for (let i = 0; i < n; i++) {
-      const v = vals[i]!;
-      if (v > heap[0]!) {
-        // replace min and sift down (min-heap)
-        heap[0] = v;
-        let j = 0;
-        for (;;) {
-          const l = 2 * j + 1, r = l + 1;
-          let m = j;
-          if (l < k && heap[l]! < heap[m]!) m = l;
-          if (r < k && heap[r]! < heap[m]!) m = r;
-          if (m === j) break;
-          const t = heap[j]!; heap[j] = heap[m]!; heap[m] = t; j = m;
-        }
+  // top-k candidates as (value, id) pairs in a k-slot min-heap ordered as sortDesc orders them (value, then lower
+  // id first): its root is the candidate that belongs last. One pass over the values keeps the k first of that
+  // total order, i.e. everything above the k-th value and the lowest ids among the ties at it (NaN never enters).
+  const kCap = Math.max(1, Math.min(nVocab, params.topK > 0 ? params.topK : 1));
+  const hv = new Float32Array(kCap), hid = new Int32Array(kCap);
+  /** the heap's root (the candidate that belongs last) went down after a replacement: sift it down */
+  function heapDown(k: number): void {
+    let j = 0;
+    const v = hv[0]!, id = hid[0]!;
+    for (;;) {
+      const l = 2 * j + 1;
+      if (l >= k) break;
+      let m = l;
+      const r = l + 1;
+      if (r < k && (hv[r]! < hv[l]! || (hv[r] === hv[l] && hid[r]! > hid[l]!))) m = r;
+      if (!(hv[m]! < v || (hv[m] === v && hid[m]! > id))) break;
+      hv[j] = hv[m]!; hid[j] = hid[m]!;
+      j = m;
+    }
+    hv[j] = v; hid[j] = id;
+  }
+  /** the entry just appended at position i moves up to its place */
+  function heapUp(i: number): void {
+    const v = hv[i]!, id = hid[i]!;
+    while (i > 0) {
+      const pi = (i - 1) >> 1;
+      if (!(v < hv[pi]! || (v === hv[pi] && id > hid[pi]!))) break;
+      hv[i] = hv[pi]!; hid[i] = hid[pi]!;
+      i = pi;
+    }
+    hv[i] = v; hid[i] = id;
+  }
+  /**
+   * keep the k largest of candidates [0, n), sorted: from `src` (ids = the positions: the raw logits, read in
+   * place, no copy) or, with src null, from vals/ids
+   */
+  function topK(n: number, k: number, src: Float32Array | null): number {
+    if (k <= 0 || k >= n) {
+      if (src) for (let i = 0; i < n; i++) { ids[i] = i; vals[i] = src[i]!; }
+      sortDesc(n);
+      return n;
+    }
+    const x = src ?? vals;
+    let m = 0;
+    // fill: the first k values that are not NaN
+    let i = 0;
+    for (; i < n && m < k; i++) {
+      const v = x[i]!;
+      if (v !== v) continue;
+      hv[m] = v; hid[m] = src ? i : ids[i]!;
+      heapUp(m++);
+    }
+    // then a value replaces the root when it comes first in the order (above it, or tied with a lower id)
+    let rv = hv[0]!, rid = hid[0]!;
+    if (src) {
+      for (; i < n; i++) {
+        const v = src[i]!;
+        if (v > rv || (v === rv && i < rid)) { hv[0] = v; hid[0] = i; heapDown(k); rv = hv[0]!; rid = hid[0]!; }
+      }
+    } else {
+      for (; i < n; i++) {
+        const v = vals[i]!;
+        if (v > rv || (v === rv && ids[i]! < rid)) { hv[0] = v; hid[0] = ids[i]!; heapDown(k); rv = hv[0]!; rid = hid[0]!; }
       }
     }
-    const thr = heap[0]!;
-    // keep everything above the threshold and the first k - above ties at it, in one pass: position m is
-    // written only after position m was read (two passes, above first, would overwrite ties at low positions)
-    let above = 0;
-    for (let i = 0; i < n; i++) if (vals[i]! > thr) above++;
-    let ties = k - above;
-    let m = 0;
-    for (let i = 0; i < n && m < k; i++) {
-      const v = vals[i]!;
-      if (v > thr || (v === thr && ties-- > 0)) { ids[m] = ids[i]!; vals[m] = v; m++; }
-    }
+    for (let j = 0; j < m; j++) { ids[j] = hid[j]!; vals[j] = hv[j]!; }
     sortDesc(m);
     return m;
   }
@@ -148,17 +181,20 @@ export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}, co
     reset() { history.length = 0; counts.clear(); },
     sample(logits) {
       const n0 = Math.min(nVocab, logits.length);
-      prepare(logits, n0);
+      // without penalties top-k reads the logits in place (no copy of the vocabulary); greedy and the
+      // other cases work on the prepared candidates
+      const direct = !penalized && params.temp > 0;
+      if (!direct) prepare(logits, n0);
       const c = self.constraint;
-      if (!c) return chain(n0);
-      const id = chain(n0);
+      if (!c) return chain(n0, direct ? logits : null);
+      const id = chain(n0, direct ? logits : null);
       if (c.allows(id)) return id;
       // rejected: draw again from the allowed tokens alone
       const k = c.collect(ids, n0);
       if (k === 0) throw new GrammarError('GRAMMAR_NO_TOKEN', 'no token of the vocabulary can extend the grammar here');
       const t0 = performance.now();
       prepareAllowed(logits, k);
-      const r = chain(k);
+      const r = chain(k, null);
       c.stats.resampleMs += performance.now() - t0;
       return r;
     },
@@ -182,9 +218,10 @@ export function createSampler(nVocab: number, p: Partial<SamplerParams> = {}, co
     }
   }
 
-  function chain(n0: number): number {
+  /** the chain over candidates [0, n0): vals/ids, or (src) the raw logits with ids = positions */
+  function chain(n0: number, src: Float32Array | null): number {
     if (params.temp <= 0) return ids[argmax(vals, n0)]!;
-    let n = topK(n0, params.topK);
+    let n = topK(n0, params.topK, src);
     if (params.topP < 1) {
       softmax(n);
       let cum = 0;
