@@ -304,12 +304,10 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
       }
     }
     // ggml_vec_dot_f16's reduction per dim: lane l = (acc[l] + acc[32+l]) + (acc[16+l] + acc[48+l]), then 16 lanes
+    // (reduce_add_16's tree), computed for 4 dims at once: the same adds lane-wise, on contiguous loads
     for (let h = ha; h < hz; h++) {
       const op = o + <usize>t * os + <usize>h * hb, ah = acc + <usize>(h - ha) * (hb << 6);
-      for (let i = 0; i < hd; i++) {
-        const e = <usize>i << 2;
-        store<f32>(op + e, reduce_add_16(vec_lanes(ah + e, hb, 0), vec_lanes(ah + e, hb, 4), vec_lanes(ah + e, hb, 8), vec_lanes(ah + e, hb, 12)));
-      }
+      for (let e: usize = 0; e < hb; e += 16) store4_reduce64(ah + e, hb, op + e);
     }
     r += hz - ha;
   }
@@ -483,6 +481,19 @@ export function attn_kv_f32(r0: i32, r1: i32, pp: usize): void {
   r = f32x4.replace_lane(r, 1, load<f32>(b + stride));
   r = f32x4.replace_lane(r, 2, load<f32>(b + 2 * stride));
   return f32x4.replace_lane(r, 3, load<f32>(b + 3 * stride));
+}
+// lane l of ggml_vec_dot_f16's 16 for 4 consecutive dims: (acc[l] + acc[32+l]) + (acc[16+l] + acc[48+l])
+@inline function lane4(p: usize, stride: usize, l: usize): v128 {
+  return f32x4.add(f32x4.add(v128.load(p + l * stride), v128.load(p + (l + 32) * stride)), f32x4.add(v128.load(p + (l + 16) * stride), v128.load(p + (l + 48) * stride)));
+}
+// reduce_add_16 over the 16 lanes of 4 consecutive dims at once (lane-wise the same adds, so the same bits as
+// reduce_add_16(vec_lanes(..)) per dim): lanes c, c+8, c+4, c+12 -> r_c, then (r0 + r2) + (r1 + r3)
+@inline function store4_reduce64(p: usize, stride: usize, out: usize): void {
+  const r0 = f32x4.add(f32x4.add(lane4(p, stride, 0), lane4(p, stride, 8)), f32x4.add(lane4(p, stride, 4), lane4(p, stride, 12)));
+  const r1 = f32x4.add(f32x4.add(lane4(p, stride, 1), lane4(p, stride, 9)), f32x4.add(lane4(p, stride, 5), lane4(p, stride, 13)));
+  const r2 = f32x4.add(f32x4.add(lane4(p, stride, 2), lane4(p, stride, 10)), f32x4.add(lane4(p, stride, 6), lane4(p, stride, 14)));
+  const r3 = f32x4.add(f32x4.add(lane4(p, stride, 3), lane4(p, stride, 11)), f32x4.add(lane4(p, stride, 7), lane4(p, stride, 15)));
+  v128.store(out, f32x4.add(f32x4.add(r0, r2), f32x4.add(r1, r3)));
 }
 @inline function vec_lanes(p: usize, stride: usize, l0: i32): v128 {
   return f32x4.add(f32x4.add(gather4(p, stride, l0), gather4(p, stride, l0 + 32)), f32x4.add(gather4(p, stride, l0 + 16), gather4(p, stride, l0 + 48)));
