@@ -1,7 +1,8 @@
 // `npm run load`: a load test of `gguf-edge serve` on loopback, measured by the client the way vLLM's
 // `bench serve` does (vllm/benchmarks/serve.py): TTFT (send -> first content chunk), ITL (gaps between
 // successive content chunks, pooled), TPOT per request ((E2EL - TTFT) / (output tokens - 1)), each as
-// mean / p50 / p99 in ms; requests/s and output tokens/s over a level's wall time.
+// mean / p50 / p99 in ms; requests/s and output tokens/s over a level's wall time, and output tokens per CPU-second of
+// the server process (/proc/PID/stat; the figure a shared machine does not distort as much as the wall clock).
 // It starts its own server (127.0.0.1, a free port), runs concurrency levels (default 1, 4, 16) with a
 // bounded number of streamed chat requests each (every 10th client disconnects mid-stream), and checks:
 // every completed response is well-formed SSE (role chunk, content deltas, finish chunk, usage chunk,
@@ -52,6 +53,13 @@ function percentile(xs: number[], p: number): number {
 }
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 const stats = (xs: number[]) => ({ mean: mean(xs), p50: percentile(xs, 50), p99: percentile(xs, 99) });
+
+/** user + system CPU seconds of a process so far (/proc/PID/stat utime + stime, clock ticks of 1/100 s) */
+function cpuOf(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const after = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(after[11]) + Number(after[12])) / 100;
+}
 
 function rssOf(pid: number): number {
   const s = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -210,7 +218,7 @@ async function main(): Promise<number> {
       const deadline = Date.now() + maxSeconds * 1000;
       const recs: Rec[] = [];
       let next = 0;
-      const t0 = performance.now();
+      const t0 = performance.now(), cpu0 = cpuOf(proc.pid!);
       const client = async () => {
         while (next < n && Date.now() < deadline) {
           const i = next++;
@@ -220,13 +228,14 @@ async function main(): Promise<number> {
         }
       };
       await Promise.all(Array.from({ length: c }, client));
-      const wall = (performance.now() - t0) / 1000;
+      const wall = (performance.now() - t0) / 1000, cpu = cpuOf(proc.pid!) - cpu0;
       const done = recs.filter((r) => r.ok), aborted = recs.filter((r) => r.aborted), failed = recs.filter((r) => !r.ok && !r.aborted);
       const outTok = done.reduce((a, r) => a + r.outTokens, 0);
       const tpot = done.filter((r) => r.outTokens > 1).map((r) => (r.e2el - r.ttft) / (r.outTokens - 1));
       rows.push({
         concurrency: c, requests: n, completed: done.length, aborted: aborted.length, failed: failed.length, wall_s: wall,
         request_throughput: done.length / wall, output_throughput: outTok / wall,
+        server_cpu_s: cpu, output_per_cpu_s: outTok / cpu,
         ttft_ms: stats(done.map((r) => r.ttft)), tpot_ms: stats(tpot), itl_ms: stats(done.flatMap((r) => r.itl)),
         server_predicted_per_second: mean(done.map((r) => r.serverTps ?? NaN)),
       });
@@ -243,15 +252,17 @@ async function main(): Promise<number> {
   }
   const r1 = rows.find((r) => r.concurrency === 1), r4 = rows.find((r) => r.concurrency === 4);
   const scaling = r1 && r4 ? (r4.output_throughput as number) / (r1.output_throughput as number) : undefined;
-  if (values.json) process.stdout.write(JSON.stringify({ model: label, input_len: inputLen, parallel, threads: Number(threads), max_tokens: maxTokens, rows, scaling_4_over_1: scaling, checks }, null, 2) + '\n');
+  // the same ratio per server CPU-second: what a shared (loaded) machine's wall clock cannot show
+  const cpuScaling = r1 && r4 ? (r4.output_per_cpu_s as number) / (r1.output_per_cpu_s as number) : undefined;
+  if (values.json) process.stdout.write(JSON.stringify({ model: label, input_len: inputLen, parallel, threads: Number(threads), max_tokens: maxTokens, rows, scaling_4_over_1: scaling, cpu_scaling_4_over_1: cpuScaling, checks }, null, 2) + '\n');
   else {
     const f = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
     const s3 = (s: any) => `${f(s.mean)} / ${f(s.p50)} / ${f(s.p99)}`;
     const out = [`load: ${label}, serve -np ${parallel} -t ${threads} -c ${ctx}, ${maxTokens} output tokens per request (ignore_eos), ${inputLen ? `streamed completions, ${inputLen}-token random prompts` : 'streamed chat'}`, '',
-      '| concurrency | requests | completed | disconnected | failed | req/s | output tok/s | TTFT ms mean / p50 / p99 | TPOT ms mean / p50 / p99 | ITL ms mean / p50 / p99 |',
-      '|---|---|---|---|---|---|---|---|---|---|'];
-    for (const r of rows as any[]) out.push(`| ${r.concurrency} | ${r.requests} | ${r.completed} | ${r.aborted} | ${r.failed} | ${r.request_throughput.toFixed(2)} | ${f(r.output_throughput)} | ${s3(r.ttft_ms)} | ${s3(r.tpot_ms)} | ${s3(r.itl_ms)} |`);
-    if (scaling !== undefined) out.push('', `output tok/s, 4 concurrent streams over 1: ${scaling.toFixed(2)}x`);
+      '| concurrency | requests | completed | disconnected | failed | req/s | output tok/s | server CPU s (tok per CPU-s) | TTFT ms mean / p50 / p99 | TPOT ms mean / p50 / p99 | ITL ms mean / p50 / p99 |',
+      '|---|---|---|---|---|---|---|---|---|---|---|'];
+    for (const r of rows as any[]) out.push(`| ${r.concurrency} | ${r.requests} | ${r.completed} | ${r.aborted} | ${r.failed} | ${r.request_throughput.toFixed(2)} | ${f(r.output_throughput)} | ${r.server_cpu_s.toFixed(1)} (${r.output_per_cpu_s.toFixed(2)}) | ${s3(r.ttft_ms)} | ${s3(r.tpot_ms)} | ${s3(r.itl_ms)} |`);
+    if (scaling !== undefined) out.push('', `output tok/s, 4 concurrent streams over 1: ${scaling.toFixed(2)}x (per server CPU-second: ${cpuScaling!.toFixed(2)}x)`);
     out.push('', ...checks.map((c) => `${c.ok ? 'PASS' : 'FAIL'} ${c.name}: ${c.detail}`));
     process.stdout.write(out.join('\n') + '\n');
   }
