@@ -1,4 +1,5 @@
 import { h2f, h2f4 } from '../common/f16';
+import { h2f4_if, scales4_normal } from '../common/f16-scale';
 import { f32x4_of, fma2_tie, fma4, fmaf, hi_f64, lo_f64, round2, tie_any } from '../common/fmaf';
 import { hs2_i32, hs4_i32, hsum4_i32, hsum_i32x4 } from '../common/simd';
 import { ROW_TILE } from './tile';
@@ -47,18 +48,23 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 // The exact integer sums of one Q4_0r4 block for its 4 rows (lane = row), before the -8 offset.
 // SIMD128: nibbles widened on u16 lanes . the aux table's widened activations (ap, 64 B per block).
 // Relaxed SIMD: the 16 bytes of a row split into low/high nibbles (the 7-bit operand) . the Q8_0 block's
-// int8 quants (aq): two i16x8.relaxed_dot_i8x16_i7x16_s added on i16 lanes, widened once; same integers.
-@inline function q4x_row(q: usize, alo: v128, ahi: v128): v128 {
+// int8 quants (aq), pair sums on i16 lanes (pmaddubsw, each |.| <= 2*15*128 = 3840); same integers.
+@inline function q4x_row16(q: usize, alo: v128, ahi: v128, m: v128): v128 {
   const v = v128.load(q);
-  const lo = v128.and(v, i8x16.splat(0x0f)), hi = v128.and(i16x8.shr_u(v, 4), i8x16.splat(0x0f));
-  // i16 pair sums (one pmaddubsw each on x64): 2 x 2 products of |15 * 128| per lane < 2^15, so the i16 add
-  // cannot wrap; one widening per row instead of V8's ones-constant + pmaddwd + add per relaxed i32 dot
-  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(alo, lo), i16x8.relaxed_dot_i8x16_i7x16_s(ahi, hi)));
+  return i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(alo, v128.and(v, m)), i16x8.relaxed_dot_i8x16_i7x16_s(ahi, v128.and(i16x8.shr_u(v, 4), m)));
+}
+// 4 rows' i16 pair sums (2 per lane) -> i32x4 of the rows' totals: two rounds of unpack + i16 add leave 8
+// pair sums per lane (|.| <= 30720, no wrap), lanes [r0 r0 r1 r1 r2 r2 r3 r3], then one pairwise widening
+// add (pmaddwd by ones) instead of one per row and a 4x4 i32 transpose.
+@inline function rows4_i16(p0: v128, p1: v128, p2: v128, p3: v128): v128 {
+  const a = i16x8.add(i32x4.shuffle(p0, p1, 0, 4, 1, 5), i32x4.shuffle(p0, p1, 2, 6, 3, 7));
+  const b = i16x8.add(i32x4.shuffle(p2, p3, 0, 4, 1, 5), i32x4.shuffle(p2, p3, 2, 6, 3, 7));
+  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(i32x4.shuffle(a, b, 0, 1, 4, 5), i32x4.shuffle(a, b, 2, 3, 6, 7)));
 }
 @inline function q4r4_sums(w: usize, ap: usize, aq: usize): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) {
-    const alo = v128.load(aq), ahi = v128.load(aq, 16);
-    return hsum4_i32(q4x_row(w + 8, alo, ahi), q4x_row(w + 24, alo, ahi), q4x_row(w + 40, alo, ahi), q4x_row(w + 56, alo, ahi));
+    const alo = v128.load(aq), ahi = v128.load(aq, 16), m = i8x16.splat(0x0f);
+    return rows4_i16(q4x_row16(w + 8, alo, ahi, m), q4x_row16(w + 24, alo, ahi, m), q4x_row16(w + 40, alo, ahi, m), q4x_row16(w + 56, alo, ahi, m));
   }
   const a0 = v128.load(ap), a1 = v128.load(ap, 16), a2 = v128.load(ap, 32), a3 = v128.load(ap, 48);
   return hsum4_i32(q4r_row(w + 8, a0, a1, a2, a3), q4r_row(w + 24, a0, a1, a2, a3), q4r_row(w + 40, a0, a1, a2, a3), q4r_row(w + 56, a0, a1, a2, a3));
@@ -73,13 +79,14 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   return exact ? f32x4_of(c0, c1) : c0;
 }
 // 4 rows of a Q4_0r4 group against one activation row (Q8_0 quants at a, aux table at ax): 4 results at y
-@inline function dot4_q4_0r4(w: usize, a: usize, ax: usize, nb: i32, y: usize, exact: bool): void {
+// (normal: every scale of the group is a normal f16, see scales4_normal)
+@inline function dot4_q4_0r4_s(w: usize, a: usize, ax: usize, nb: i32, y: usize, exact: bool, normal: bool): void {
   let c0 = f64x2.splat(0), c1 = c0;
   let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
   const we = w + <usize>nb * 72;
   while (w < we) {
-    const d4 = f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)));
-    const sums = i32x4.sub(q4r4_sums(w, ap, aq), i32x4.splat(load<i32>(cp)));
+    const d4 = f32x4.mul(h2f4_if(v128.load16x4_u(w), normal), v128.load32_splat(dp));
+    const sums = i32x4.sub(q4r4_sums(w, ap, aq), v128.load32_splat(cp));
     if (exact && ASC_FEATURE_RELAXED_SIMD) {
       c0 = fma4(f32x4.convert_i32x4_s(sums), d4, c0);
     } else if (exact) {
@@ -99,6 +106,10 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     w += 72; ap += 64; aq += 34; cp += 16; dp += 4;
   }
   v128.store(y, q4r4_result(c0, c1, exact));
+}
+@inline function dot4_q4_0r4(w: usize, a: usize, ax: usize, nb: i32, y: usize, exact: bool): void {
+  if (scales4_normal(w, nb, 72)) dot4_q4_0r4_s(w, a, ax, nb, y, exact, true);
+  else dot4_q4_0r4_s(w, a, ax, nb, y, exact, false);
 }
 // nibbles split on u16 lanes (l0, l1 low, h0, h1 high) . 32 widened activations at x -> i32x4 partial sums
 @inline function q4r_dot(l0: v128, l1: v128, h0: v128, h1: v128, x: usize): v128 {
