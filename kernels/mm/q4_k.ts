@@ -1,7 +1,8 @@
-import { h2f } from '../common/f16';
+import { h2f, h2f4 } from '../common/f16';
 import { f32x4_of, fma2_tie, fmaf, hi_f64, lo_f64, round2, tie_any } from '../common/fmaf';
 import { k4_scales, k4_summins } from '../common/kquant';
 import { dot32_w16, g4, hsum4_i32, hsum_i32x4 } from '../common/simd';
+import { hsum2_i32, k4_chunk, k4_mins_lanes, k4_scales_v } from '../common/k4-simd';
 import { ROW_TILE } from './tile';
 import { touch_ahead } from './touch';
 
@@ -34,8 +35,8 @@ import { touch_ahead } from './touch';
 // multiply-add per super-block (the whole integer sum by d = d_w*d_a, the mins' sum by dmin*d_a; result
 // acc - acc_min); the GEMM for groups of 4 activation rows (dot4t_q4_K) fuses one per 64 values.
 @inline function dot_q4_K(w: usize, a: usize, ax: usize, nb: i32, exact: bool): f32 {
+  if (ASC_FEATURE_RELAXED_SIMD) return dot_q4_K_relaxed(w, a, nb, exact);
   let acc: f32 = 0, accm: f32 = 0;
-  const m4 = i16x8.splat(0x0f);
   const end = w + <usize>nb * 144;
   while (w < end) {
     const ad = load<f32>(a);
@@ -48,24 +49,11 @@ import { touch_ahead } from './touch';
     let isum = i32x4.splat(0);
     let qs = w + 16, q8 = ax, aq = a + 4;
     const qe = qs + 128;
-    if (ASC_FEATURE_RELAXED_SIMD) {
-      const mb = i8x16.splat(0x0f);
-      let s16 = i16x8.extend_low_i8x16_u(smv);
-      while (qs < qe) {
-        const v0 = v128.load(qs), v1 = v128.load(qs, 16);
-        const sl16 = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
-        const sh16 = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
-        isum = i32x4.add(isum, q4k_sub(aq, v128.and(v0, mb), v128.and(v1, mb), v128.and(i16x8.shr_u(v0, 4), mb), v128.and(i16x8.shr_u(v1, 4), mb), sl16, sh16));
-        s16 = i8x16.shuffle(s16, s16, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3);
-        qs += 32; aq += 64;
-      }
-    } else {
-      while (qs < qe) {
-        isum = i32x4.add(isum, q4k_chunk(qs, q8, aq, i32x4.shuffle(sc, sc, 0, 0, 0, 0), i32x4.shuffle(sc, sc, 1, 1, 1, 1)));
-        sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
-        sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
-        qs += 32; q8 += 128; aq += 64;
-      }
+    while (qs < qe) {
+      isum = i32x4.add(isum, q4k_chunk(qs, q8, aq, i32x4.shuffle(sc, sc, 0, 0, 0, 0), i32x4.shuffle(sc, sc, 1, 1, 1, 1)));
+      sc = i32x4.shuffle(sc, sc2, 2, 3, 4, 5);
+      sc2 = i32x4.shuffle(sc2, sc2, 2, 3, 0, 1);
+      qs += 32; q8 += 128; aq += 64;
     }
     if (exact) {
       acc = fmaf(<f32>hsum_i32x4(isum), d, acc);
@@ -78,6 +66,39 @@ import { touch_ahead } from './touch';
     w += 144; a += 292; ax += 512;
   }
   return acc - accm;
+}
+// one chunk's nibbles split (low, high halves of its 32 bytes at qs) . 64 int8 activations at aq, scaled (k4_chunk)
+@inline function q4k_chunk_r(qs: usize, aq: usize, mb: v128, sc: v128): v128 {
+  const v0 = v128.load(qs), v1 = v128.load(qs, 16);
+  return k4_chunk(aq, v128.and(v0, mb), v128.and(v1, mb), v128.and(i16x8.shr_u(v0, 4), mb), v128.and(i16x8.shr_u(v1, 4), mb), sc);
+}
+// dot_q4_K in the relaxed build: the same integers per super-block (k4_chunk per 64 values, k4_mins_lanes,
+// both horizontal sums at once) and the same f32 operations, with the sums and the mins side by side in
+// lanes 0 and 1 of one f32x4 chain ([d, dmin] from one h2f4; exact: fmaf = relaxed_madd per lane)
+@inline function dot_q4_K_relaxed(w: usize, a: usize, nb: i32, exact: bool): f32 {
+  let acc = f32x4.splat(0);
+  const mb = i8x16.splat(0x0f);
+  const end = w + <usize>nb * 144;
+  while (w < end) {
+    // [d, dmin, 0, 0] * the activation scale
+    const dd = f32x4.mul(h2f4(i32x4.extend_low_i16x8_u(v128.load32_zero(w))), v128.load32_splat(a));
+    const smv = k4_scales_v(w + 4);
+    // i32 lane j of sr: chunk j's two scales (low nibbles', high nibbles') on i16 lanes, rotated per chunk.
+    // A loop, not 4 straight-line chunks: V8 hoists all 4 chunks' loads and then spills.
+    let sr = i16x8.extend_low_i8x16_u(smv);
+    let isum = i32x4.splat(0);
+    let qs = w + 16, aq = a + 4;
+    const qe = qs + 128;
+    while (qs < qe) {
+      isum = i32x4.add(isum, q4k_chunk_r(qs, aq, mb, i32x4.shuffle(sr, sr, 0, 0, 0, 0)));
+      sr = i32x4.shuffle(sr, sr, 1, 2, 3, 0);
+      qs += 32; aq += 64;
+    }
+    const f = f32x4.convert_i32x4_s(hsum2_i32(isum, k4_mins_lanes(smv, a)));
+    acc = exact ? f32x4.relaxed_madd(f, dd, acc) : f32x4.add(acc, f32x4.mul(f, dd));
+    w += 144; a += 292;
+  }
+  return f32x4.extract_lane(acc, 0) - f32x4.extract_lane(acc, 1);
 }
 // ggml_gemm_q4_K_8x8_q8_K for one weight row and 4 activation rows (tokens) at once: the nibbles are
 // decoded once for the 4 tokens, and the 4 tokens' FMA chains (one per 64 values) run side by side in
