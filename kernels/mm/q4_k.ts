@@ -288,12 +288,6 @@ import { touch_ahead } from './touch';
 // sums is token t's hsum_i32x4; the float side runs in f32x4 / f64x2 lanes (lane = token), each lane the
 // same f32 operations (exact: fmaf) as dot_q4_K's scalar chain. a/ax: token 0's Q8_K row and widened
 // quants, the next tokens as / axs apart; results at y, y + ys, y + 2ys, y + 3ys.
-@inline function q4k_minsum_lanes(smv: v128, a: usize): v128 {
-  const b0 = v128.load(a, 260), b1 = v128.load(a, 276);
-  const ev = i8x16.shuffle(b0, b1, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29);
-  const od = i8x16.shuffle(b0, b1, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
-  return i32x4.dot_i16x8_s(i16x8.add(ev, od), i16x8.extend_high_i8x16_u(smv));
-}
 @inline function dot4v_q4_K(w: usize, a: usize, as: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize, exact: bool): void {
   let acc = f32x4.splat(0), accm = acc;
   let c0 = f64x2.splat(0), c1 = c0, m0 = c0, m1 = c0;
@@ -307,7 +301,7 @@ import { touch_ahead } from './touch';
     ad = f32x4.replace_lane(ad, 3, load<f32>(a + a3));
     const d = f32x4.mul(f32x4.splat(h2f(load<u16>(w))), ad);
     const dmin = f32x4.mul(f32x4.splat(h2f(load<u16>(w, 2))), ad);
-    const smv = k4_scales(w + 4);
+    const smv = k4_scales_v(w + 4);
     let sc = i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     let sc2 = i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(smv));
     // the 8 sub-block scales on i16 lanes, rotated by 2 per chunk (lane 0: low nibbles', lane 1: high's)
@@ -346,7 +340,7 @@ import { touch_ahead } from './touch';
       qs += 32; q8 += 128; aq += 64;
     }
     const isum = f32x4.convert_i32x4_s(hsum4_i32(s0, s1, s2, s3));
-    const mins = f32x4.convert_i32x4_s(hsum4_i32(q4k_minsum_lanes(smv, a), q4k_minsum_lanes(smv, a + a1), q4k_minsum_lanes(smv, a + a2), q4k_minsum_lanes(smv, a + a3)));
+    const mins = f32x4.convert_i32x4_s(hsum4_i32(k4_mins_lanes(smv, a), k4_mins_lanes(smv, a + a1), k4_mins_lanes(smv, a + a2), k4_mins_lanes(smv, a + a3)));
     if (exact) {
       if (ASC_FEATURE_RELAXED_SIMD) {
         // fmaf = relaxed_madd (checked fused at start-up), lane = token
