@@ -107,9 +107,20 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   }
   v128.store(y, q4r4_result(c0, c1, exact));
 }
+// the four specializations through functions of their own: written as one inlined if/else on the flag,
+// Binaryen folds the two scale variants back into one loop that tests the flag every block (seen in the
+// wasm and in perf); through these functions (which it inlines later) the loops stay apart
+function dot4_q4_0r4_en(w: usize, a: usize, ax: usize, nb: i32, y: usize): void { dot4_q4_0r4_s(w, a, ax, nb, y, true, true); }
+function dot4_q4_0r4_ea(w: usize, a: usize, ax: usize, nb: i32, y: usize): void { dot4_q4_0r4_s(w, a, ax, nb, y, true, false); }
+function dot4_q4_0r4_fn(w: usize, a: usize, ax: usize, nb: i32, y: usize): void { dot4_q4_0r4_s(w, a, ax, nb, y, false, true); }
+function dot4_q4_0r4_fa(w: usize, a: usize, ax: usize, nb: i32, y: usize): void { dot4_q4_0r4_s(w, a, ax, nb, y, false, false); }
 @inline function dot4_q4_0r4(w: usize, a: usize, ax: usize, nb: i32, y: usize, exact: bool): void {
-  if (scales4_normal(w, nb, 72)) dot4_q4_0r4_s(w, a, ax, nb, y, exact, true);
-  else dot4_q4_0r4_s(w, a, ax, nb, y, exact, false);
+  const normal = scales4_normal(w, nb, 72);
+  if (exact) {
+    if (normal) dot4_q4_0r4_en(w, a, ax, nb, y); else dot4_q4_0r4_ea(w, a, ax, nb, y);
+  } else {
+    if (normal) dot4_q4_0r4_fn(w, a, ax, nb, y); else dot4_q4_0r4_fa(w, a, ax, nb, y);
+  }
 }
 // nibbles split on u16 lanes (l0, l1 low, h0, h1 high) . 32 widened activations at x -> i32x4 partial sums
 @inline function q4r_dot(l0: v128, l1: v128, h0: v128, h1: v128, x: usize): v128 {
