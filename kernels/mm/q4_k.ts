@@ -72,31 +72,45 @@ import { touch_ahead } from './touch';
   const v0 = v128.load(qs), v1 = v128.load(qs, 16);
   return k4_chunk(aq, v128.and(v0, mb), v128.and(v1, mb), v128.and(i16x8.shr_u(v0, 4), mb), v128.and(i16x8.shr_u(v1, 4), mb), sc);
 }
-// dot_q4_K in the relaxed build: the same integers per super-block (k4_chunk per 64 values, k4_mins_lanes,
-// both horizontal sums at once) and the same f32 operations, with the sums and the mins side by side in
-// lanes 0 and 1 of one f32x4 chain ([d, dmin] from one h2f4; exact: fmaf = relaxed_madd per lane)
+// the exact integers of one super-block for one token (relaxed SIMD): lane 0 its scaled sum, lane 1 its
+// mins term (k4_chunk per 64 values, k4_mins_lanes, both horizontal sums at once), as f32
+@inline function q4k_block_r(w: usize, a: usize, mb: v128): v128 {
+  const smv = k4_scales_v(w + 4);
+  // i32 lane j of sr: chunk j's two scales (low nibbles', high nibbles') on i16 lanes, rotated per chunk.
+  // A loop, not 4 straight-line chunks: V8 hoists all 4 chunks' loads and then spills.
+  let sr = i16x8.extend_low_i8x16_u(smv);
+  let isum = i32x4.splat(0);
+  let qs = w + 16, aq = a + 4;
+  const qe = qs + 128;
+  while (qs < qe) {
+    isum = i32x4.add(isum, q4k_chunk_r(qs, aq, mb, i32x4.shuffle(sr, sr, 0, 0, 0, 0)));
+    sr = i32x4.shuffle(sr, sr, 1, 2, 3, 0);
+    qs += 32; aq += 64;
+  }
+  return f32x4.convert_i32x4_s(hsum2_i32(isum, k4_mins_lanes(smv, a)));
+}
+// dot_q4_K in the relaxed build: the same integers and the same f32 operations, with the sums and the mins
+// side by side in lanes 0 and 1 of one f32x4 chain (exact: fmaf = relaxed_madd per lane). Super-blocks in
+// pairs: one h2f4 converts both blocks' [d, dmin] (its constants cost more than its arithmetic).
 @inline function dot_q4_K_relaxed(w: usize, a: usize, nb: i32, exact: bool): f32 {
   let acc = f32x4.splat(0);
   const mb = i8x16.splat(0x0f);
-  const end = w + <usize>nb * 144;
-  while (w < end) {
-    // [d, dmin, 0, 0] * the activation scale
+  const end = w + <usize>nb * 144, end2 = w + <usize>(nb & ~1) * 144;
+  while (w < end2) {
+    // [d0, dmin0, d1, dmin1] * [ad0, ad0, ad1, ad1]
+    const hd = i32x4.extend_low_i16x8_u(v128.load32_lane(w + 144, v128.load32_zero(w), 1));
+    const ad = v128.load32_lane(a + 292, v128.load32_lane(a + 292, v128.load32_splat(a), 2), 3);
+    const dd = f32x4.mul(h2f4(hd), ad);
+    const f0 = q4k_block_r(w, a, mb);
+    acc = exact ? f32x4.relaxed_madd(f0, dd, acc) : f32x4.add(acc, f32x4.mul(f0, dd));
+    const f1 = q4k_block_r(w + 144, a + 292, mb), dd1 = i32x4.shuffle(dd, dd, 2, 3, 0, 1);
+    acc = exact ? f32x4.relaxed_madd(f1, dd1, acc) : f32x4.add(acc, f32x4.mul(f1, dd1));
+    w += 288; a += 584;
+  }
+  if (w < end) {
     const dd = f32x4.mul(h2f4(i32x4.extend_low_i16x8_u(v128.load32_zero(w))), v128.load32_splat(a));
-    const smv = k4_scales_v(w + 4);
-    // i32 lane j of sr: chunk j's two scales (low nibbles', high nibbles') on i16 lanes, rotated per chunk.
-    // A loop, not 4 straight-line chunks: V8 hoists all 4 chunks' loads and then spills.
-    let sr = i16x8.extend_low_i8x16_u(smv);
-    let isum = i32x4.splat(0);
-    let qs = w + 16, aq = a + 4;
-    const qe = qs + 128;
-    while (qs < qe) {
-      isum = i32x4.add(isum, q4k_chunk_r(qs, aq, mb, i32x4.shuffle(sr, sr, 0, 0, 0, 0)));
-      sr = i32x4.shuffle(sr, sr, 1, 2, 3, 0);
-      qs += 32; aq += 64;
-    }
-    const f = f32x4.convert_i32x4_s(hsum2_i32(isum, k4_mins_lanes(smv, a)));
+    const f = q4k_block_r(w, a, mb);
     acc = exact ? f32x4.relaxed_madd(f, dd, acc) : f32x4.add(acc, f32x4.mul(f, dd));
-    w += 144; a += 292;
   }
   return f32x4.extract_lane(acc, 0) - f32x4.extract_lane(acc, 1);
 }
