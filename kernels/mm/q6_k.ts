@@ -89,6 +89,65 @@ import { touch_ahead } from './touch';
   if (ASC_FEATURE_RELAXED_SIMD) return hsum_float_8(r0, r1);
   return hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3));
 }
+// relaxed SIMD, one token: dot_q6_K's integers and f32 chain, the 4 steps unrolled with immediate offsets
+// (the loop's rotations, branches and address arithmetic were a third of its instructions, and V8 spilled its
+// accumulators). d0..d3: the 16 scales as i16, each twice ([s0 s0 s1 s1 ..]), so a 16-value group's scale
+// splat is one pshufd. ggml's mins term goes once per block (-32 * x as -(x << 5), no i32 multiply). The
+// store of a lane into the result slot (overwritten by the result) after each step pins the step's loads
+// after the previous step's arithmetic: V8 would otherwise hoist all loads of the block and spill them.
+@inline function dot_q6_K_rx(w: usize, a: usize, nb: i32, y: usize): f32 {
+  let r0 = f32x4.splat(0), r1 = r0;
+  const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
+  const end = w + <usize>nb * 210;
+  while (w < end) {
+    const scv = v128.load(w, 192);
+    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
+    const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+    const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+    const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+    const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+    let l0: v128, l1: v128;
+    {
+      const qa = v128.load(w, 0), qb = v128.load(w, 32), h = v128.load(w, 128);
+      const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
+      const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)), x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
+      l0 = i32x4.add(i32x4.add(i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 4), x1), i32x4.shuffle(d0, d0, 0, 0, 0, 0)), i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 36), x2), i32x4.shuffle(d0, d0, 2, 2, 2, 2))),
+        i32x4.add(i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 68), x3), i32x4.shuffle(d1, d1, 0, 0, 0, 0)), i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 100), x4), i32x4.shuffle(d1, d1, 2, 2, 2, 2))));
+      store<i32>(y, i32x4.extract_lane(l0, 0));
+    }
+    {
+      const qa = v128.load(w, 16), qb = v128.load(w, 48), h = v128.load(w, 144);
+      const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
+      const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)), x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
+      l1 = i32x4.add(i32x4.add(i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 20), x1), i32x4.shuffle(d0, d0, 1, 1, 1, 1)), i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 52), x2), i32x4.shuffle(d0, d0, 3, 3, 3, 3))),
+        i32x4.add(i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 84), x3), i32x4.shuffle(d1, d1, 1, 1, 1, 1)), i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 116), x4), i32x4.shuffle(d1, d1, 3, 3, 3, 3))));
+      store<i32>(y, i32x4.extract_lane(l1, 0));
+    }
+    {
+      const qa = v128.load(w, 64), qb = v128.load(w, 96), h = v128.load(w, 160);
+      const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
+      const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)), x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
+      l0 = i32x4.add(l0, i32x4.add(i32x4.add(i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 132), x1), i32x4.shuffle(d2, d2, 0, 0, 0, 0)), i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 164), x2), i32x4.shuffle(d2, d2, 2, 2, 2, 2))),
+        i32x4.add(i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 196), x3), i32x4.shuffle(d3, d3, 0, 0, 0, 0)), i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 228), x4), i32x4.shuffle(d3, d3, 2, 2, 2, 2)))));
+      store<i32>(y, i32x4.extract_lane(l0, 0));
+    }
+    {
+      const qa = v128.load(w, 80), qb = v128.load(w, 112), h = v128.load(w, 176);
+      const x1 = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), x2 = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30));
+      const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)), x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
+      l1 = i32x4.add(l1, i32x4.add(i32x4.add(i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 148), x1), i32x4.shuffle(d2, d2, 1, 1, 1, 1)), i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 180), x2), i32x4.shuffle(d2, d2, 3, 3, 3, 3))),
+        i32x4.add(i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 212), x3), i32x4.shuffle(d3, d3, 1, 1, 1, 1)), i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 244), x4), i32x4.shuffle(d3, d3, 3, 3, 3, 3)))));
+      store<i32>(y, i32x4.extract_lane(l1, 0));
+    }
+    l0 = i32x4.sub(l0, i32x4.dot_i16x8_s(i16x8.shl(s16l, 5), v128.load(a, 260)));
+    l1 = i32x4.sub(l1, i32x4.dot_i16x8_s(i16x8.shl(s16h, 5), v128.load(a, 276)));
+    const ddf = f32x4.splat(load<f32>(a) * h2f(load<u16>(w, 208)));
+    r0 = f32x4.relaxed_madd(f32x4.convert_i32x4_s(l0), ddf, r0);
+    r1 = f32x4.relaxed_madd(f32x4.convert_i32x4_s(l1), ddf, r1);
+    w += 210; a += 292;
+  }
+  return hsum_float_8(r0, r1);
+}
 // ggml_vec_dot_q6_K_q8_K's order for two activation rows (tokens) at once, for prefill: the 6-bit values
 // are decoded once for both tokens with their 16-value scale folded in (q * sc on i16 lanes, |.| <= 63*128),
 // so each token's lane sums are plain i16 dot products giving the same exact integers as dot_q6_K's
@@ -339,7 +398,7 @@ export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
       for (let r = rt; r < re; r++) {
         const p = w + <usize>r * ws;
         store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend));
-        store<f32>(yt + (<usize>r << 2), dot_q6_K(p, at, xt, nb));
+        store<f32>(yt + (<usize>r << 2), ASC_FEATURE_RELAXED_SIMD ? dot_q6_K_rx(p, at, nb, yt + (<usize>r << 2)) : dot_q6_K(p, at, xt, nb));
       }
     }
   }
