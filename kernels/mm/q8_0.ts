@@ -2,7 +2,7 @@ import { h2f, h2f4 } from '../common/f16';
 import { fma2_tie, fma4_dd, hsum_float_8, lanes4, round2, tie_any } from '../common/fmaf';
 import { g4, hsum4_i32, hsum_f32x4 } from '../common/simd';
 import { ROW_TILE } from './tile';
-import { touch_ahead } from './touch';
+import { TOUCH_DIST } from './touch';
 
 // ggml_vec_dot_q8_0_q8_0 on x86 (and tinyBLAS_Q0_AVX, same arithmetic): 8 int32 lanes per block (lane l =
 // values 4l..4l+3), each fused-multiply-added by d = d_w*d_a into its own f32 accumulator, hsum_float_8.
@@ -75,11 +75,16 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
 }
 // ---- Q8_0 with 4 rows interleaved (Q8_0r4, [4 x f16 d][4 x 32 B quants] per block): one contiguous
 // weight stream per 4 rows (4 separate short row streams defeat the hardware prefetcher at ~1 KiB rows) ----
-@inline function dot4_q8_0r4f(w: usize, ax: usize, nb: i32, y: usize): void {
+// tl: the last address a touch-ahead load may start at minus 64 (two u32 loads per block, TOUCH_DIST
+// ahead, spread over the blocks: a burst of a group's touches at its start stalled the window on the misses)
+@inline function dot4_q8_0r4f(w: usize, ax: usize, nb: i32, y: usize, tl: usize): void {
   let c = f32x4.splat(0);
+  let t: u32 = 0;
   let dp = ax, ap = ax + <usize>nb * 20;
   const we = w + <usize>nb * 136;
   while (w < we) {
+    const q = min(w + TOUCH_DIST, tl);
+    t |= load<u32>(q) | load<u32>(q, 64);
     let p0 = i32x4.splat(0), p1 = p0, p2 = p0, p3 = p0;
     for (let k: usize = 0; k < 32; k += 8) {
       const a0 = v128.load(ap + (k << 1));
@@ -91,6 +96,7 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
     c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p0, p1, p2, p3)), f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)))));
     w += 136; dp += 4; ap += 64;
   }
+  store<u32>(y, t);
   v128.store(y, c);
 }
 // 4 rows x 2 tokens
@@ -216,9 +222,7 @@ export function mmf_q8_0r4(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: 
     for (; t < nTok; t++) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       for (let r = rt; r < re; r += 4) {
-        const p = w + <usize>r * ws;
-        store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws << 2, wend));
-        dot4_q8_0r4f(p, xt, nb, yt + (<usize>r << 2));
+        dot4_q8_0r4f(w + <usize>r * ws, xt, nb, yt + (<usize>r << 2), wend - 68);
       }
     }
   }
