@@ -2,7 +2,7 @@ import { h2f } from '../common/f16';
 import { f32x4_of, fma2, fma2_tie, hi_f64, hsum_float_8, lo_f64, round2, tie_any } from '../common/fmaf';
 import { g4 } from '../common/simd';
 import { ROW_TILE } from './tile';
-import { touch_ahead } from './touch';
+import { TOUCH_DIST, touch_ahead } from './touch';
 
 // 16 values (u8, < 64) . their activations -> sums of 4 consecutive values (i32x4): widened activations at a
 // (SIMD128) or one relaxed dot product with the int8 activations at aq (the values are the 7-bit operand)
@@ -95,11 +95,16 @@ import { touch_ahead } from './touch';
 // splat is one pshufd. ggml's mins term goes once per block (-32 * x as -(x << 5), no i32 multiply). The
 // store of a lane into the result slot (overwritten by the result) after each step pins the step's loads
 // after the previous step's arithmetic: V8 would otherwise hoist all loads of the block and spill them.
-@inline function dot_q6_K_rx(w: usize, a: usize, nb: i32, y: usize): f32 {
+// tl: the last address a touch-ahead load may start at minus 192 (four u32 loads per block, TOUCH_DIST
+// ahead, spread over the blocks: a burst of a row's touches at its start stalled the window on the misses;
+// OR-ed into the result slot's pinning stores)
+@inline function dot_q6_K_rx(w: usize, a: usize, nb: i32, y: usize, tl: usize): f32 {
   let r0 = f32x4.splat(0), r1 = r0;
   const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
   const end = w + <usize>nb * 210;
   while (w < end) {
+    const q = min(w + TOUCH_DIST, tl);
+    const t = load<u32>(q) | load<u32>(q, 64) | load<u32>(q, 128) | load<u32>(q, 192);
     const scv = v128.load(w, 192);
     const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
     const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
@@ -113,7 +118,7 @@ import { touch_ahead } from './touch';
       const x3 = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)), x4 = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30));
       l0 = i32x4.add(i32x4.add(i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 4), x1), i32x4.shuffle(d0, d0, 0, 0, 0, 0)), i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 36), x2), i32x4.shuffle(d0, d0, 2, 2, 2, 2))),
         i32x4.add(i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 68), x3), i32x4.shuffle(d1, d1, 0, 0, 0, 0)), i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(a, 100), x4), i32x4.shuffle(d1, d1, 2, 2, 2, 2))));
-      store<i32>(y, i32x4.extract_lane(l0, 0));
+      store<i32>(y, i32x4.extract_lane(l0, 0) | t);
     }
     {
       const qa = v128.load(w, 16), qb = v128.load(w, 48), h = v128.load(w, 144);
@@ -397,8 +402,9 @@ export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       for (let r = rt; r < re; r++) {
         const p = w + <usize>r * ws;
+        if (ASC_FEATURE_RELAXED_SIMD) { store<f32>(yt + (<usize>r << 2), dot_q6_K_rx(p, at, nb, yt + (<usize>r << 2), wend - 196)); continue; }
         store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend));
-        store<f32>(yt + (<usize>r << 2), ASC_FEATURE_RELAXED_SIMD ? dot_q6_K_rx(p, at, nb, yt + (<usize>r << 2)) : dot_q6_K(p, at, xt, nb));
+        store<f32>(yt + (<usize>r << 2), dot_q6_K(p, at, xt, nb));
       }
     }
   }
