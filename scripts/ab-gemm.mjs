@@ -40,8 +40,14 @@ for (let i = 0; i < ya.length; i++) if (!Object.is(ya[i], yb[i])) diff++;
 console.log(`${TYPE} ${ROWS}x${COLS} x ${TOK} tokens, ${NUMERICS} (a: ${a.rt.simd}, b: ${b.rt.simd}): ${diff} of ${ya.length} outputs differ`);
 const cpuTime = (fn, n) => { const c0 = process.cpuUsage(); for (let i = 0; i < n; i++) fn(); const c = process.cpuUsage(c0); return (c.user + c.system) / 1e6 / n; };
 const flop = 2 * ROWS * COLS * TOK, n = Math.max(1, Math.round(2e9 / flop));
+// a and b alternate which runs first; the summary is the median of the rounds' b/a (the load moves between rounds)
+const q = [];
 for (let r = 0; r < ROUNDS; r++) {
-  const ta = cpuTime(a.run, n), tb = cpuTime(b.run, n);
+  let ta, tb;
+  if (r & 1) { tb = cpuTime(b.run, n); ta = cpuTime(a.run, n); } else { ta = cpuTime(a.run, n); tb = cpuTime(b.run, n); }
+  q.push(ta / tb);
   console.log(`  round ${r}: a ${(flop / ta / 1e9).toFixed(1)} GFLOP/s (${(ta * 1e3).toFixed(1)} ms)  b ${(flop / tb / 1e9).toFixed(1)} GFLOP/s (${(tb * 1e3).toFixed(1)} ms)  b/a ${(ta / tb).toFixed(2)}`);
 }
+q.sort((u, v) => u - v);
+console.log(`  median b/a ${q[q.length >> 1].toFixed(3)} over ${ROUNDS} rounds`);
 await a.rt.close(); await b.rt.close();

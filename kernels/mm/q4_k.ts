@@ -1,7 +1,7 @@
 import { h2f, h2f4 } from '../common/f16';
 import { f32x4_of, fma2_tie, fmaf, hi_f64, lo_f64, round2, tie_any } from '../common/fmaf';
 import { k4_scales, k4_summins } from '../common/kquant';
-import { dot32_w16, g4, hsum4_i32, hsum_i32x4 } from '../common/simd';
+import { dot32_w16, g4, hs2_i32, hs4_i32, hsum4_i32, hsum_i32x4 } from '../common/simd';
 import { hsum2_i32, k4_chunk, k4_mins_lanes, k4_scales_v } from '../common/k4-simd';
 import { ROW_TILE } from './tile';
 import { touch_ahead } from './touch';
@@ -208,6 +208,188 @@ import { touch_ahead } from './touch';
   store<f32>(y + 2 * ys, f32x4.extract_lane(r, 2));
   store<f32>(y + 3 * ys, f32x4.extract_lane(r, 3));
 }
+// one 64-value chunk of one weight row for 4 tokens (activations a1, a2, a3 bytes after token 0's at aq): the
+// exact sums (q4k_sub), lane = token; each token's vector pinned by a store of a lane into its result slot
+@inline function q4k_tok4(aq: usize, a1: usize, a2: usize, a3: usize, n0: v128, n1: v128, n2: v128, n3: v128, sl: v128, sh: v128, y0: usize, y1: usize, y2: usize, y3: usize): v128 {
+  const p0 = q4k_sub(aq, n0, n1, n2, n3, sl, sh);
+  v128.store32_lane(y0, p0, 0);
+  const p1 = q4k_sub(aq + a1, n0, n1, n2, n3, sl, sh);
+  v128.store32_lane(y1, p1, 0);
+  const t0 = hs2_i32(p0, p1);
+  const p2 = q4k_sub(aq + a2, n0, n1, n2, n3, sl, sh);
+  v128.store32_lane(y2, p2, 0);
+  const p3 = q4k_sub(aq + a3, n0, n1, n2, n3, sl, sh);
+  v128.store32_lane(y3, p3, 0);
+  return hs4_i32(t0, hs2_i32(p2, p3));
+}
+@inline function q4k_chunk4t(qs: usize, aq: usize, a1: usize, a2: usize, a3: usize, sl: v128, sh: v128, y0: usize, y1: usize, y2: usize, y3: usize): v128 {
+  const v0 = v128.load(qs), v1 = v128.load(qs, 16), mb = i8x16.splat(0x0f);
+  const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
+  return q4k_tok4(aq, a1, a2, a3, n0, n1, n2, n3, sl, sh, y0, y1, y2, y3);
+}
+// dot4t_q4_K in the relaxed build, fewer instructions, the same integers and f32 chains (lane = token):
+// - the mins terms of the 4 chunks: per token two pmaddwd of the bsums by the mins duplicated on i16 pairs
+//   ([m0 B0, m1 B1, m2 B2, m3 B3] and [m4 B4 ..]), the pair sums taken in the 4x4 transpose to chunk-major
+//   (the byte shuffles of q4k_minsums lowered to ~5 instructions each);
+// - the scales unpacked in SIMD (k4_scales_v), the tokens' d loaded into lanes;
+// - each token's 64-value sum pinned with a store of one lane into its (later overwritten) result slot, so
+//   V8 does not hoist the 16 activation loads of a chunk ahead of the arithmetic and spill them.
+@inline function dot4t_q4_K_r(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize): void {
+  let cf = f32x4.splat(0), mf = cf;
+  const end = w + <usize>nb * 144;
+  const a1 = as, a2 = 2 * as, a3 = 3 * as;
+  const y1 = y + ys, y2 = y + 2 * ys, y3 = y + 3 * ys;
+  while (w < end) {
+    const yd = v128.load32_lane(a + a3, v128.load32_lane(a + a2, v128.load32_lane(a + a1, v128.load32_zero(a), 1), 2), 3);
+    const dd = f32x4.mul(f32x4.splat(h2f(load<u16>(w))), yd), dm = f32x4.mul(f32x4.splat(h2f(load<u16>(w, 2))), yd);
+    const smv = k4_scales_v(w + 4);
+    const m = i16x8.extend_high_i8x16_u(smv);
+    const ml = i16x8.shuffle(m, m, 0, 0, 1, 1, 2, 2, 3, 3), mh = i16x8.shuffle(m, m, 4, 4, 5, 5, 6, 6, 7, 7);
+    let mj0: v128, mj1: v128, mj2: v128, mj3: v128;
+    {
+      const p0 = i32x4.dot_i16x8_s(v128.load(a, 260), ml), p1 = i32x4.dot_i16x8_s(v128.load(a + a1, 260), ml);
+      const p2 = i32x4.dot_i16x8_s(v128.load(a + a2, 260), ml), p3 = i32x4.dot_i16x8_s(v128.load(a + a3, 260), ml);
+      const ul = i32x4.shuffle(p0, p1, 0, 4, 1, 5), vl = i32x4.shuffle(p2, p3, 0, 4, 1, 5);
+      const uh = i32x4.shuffle(p0, p1, 2, 6, 3, 7), vh = i32x4.shuffle(p2, p3, 2, 6, 3, 7);
+      mj0 = i32x4.add(i32x4.shuffle(ul, vl, 0, 1, 4, 5), i32x4.shuffle(ul, vl, 2, 3, 6, 7));
+      mj1 = i32x4.add(i32x4.shuffle(uh, vh, 0, 1, 4, 5), i32x4.shuffle(uh, vh, 2, 3, 6, 7));
+    }
+    {
+      const p0 = i32x4.dot_i16x8_s(v128.load(a, 276), mh), p1 = i32x4.dot_i16x8_s(v128.load(a + a1, 276), mh);
+      const p2 = i32x4.dot_i16x8_s(v128.load(a + a2, 276), mh), p3 = i32x4.dot_i16x8_s(v128.load(a + a3, 276), mh);
+      const ul = i32x4.shuffle(p0, p1, 0, 4, 1, 5), vl = i32x4.shuffle(p2, p3, 0, 4, 1, 5);
+      const uh = i32x4.shuffle(p0, p1, 2, 6, 3, 7), vh = i32x4.shuffle(p2, p3, 2, 6, 3, 7);
+      mj2 = i32x4.add(i32x4.shuffle(ul, vl, 0, 1, 4, 5), i32x4.shuffle(ul, vl, 2, 3, 6, 7));
+      mj3 = i32x4.add(i32x4.shuffle(uh, vh, 0, 1, 4, 5), i32x4.shuffle(uh, vh, 2, 3, 6, 7));
+    }
+    // the 4 chunks straight-line (each chunk's scale splats by immediate lanes, no rotation; the pins keep
+    // the loads in place)
+    const s16 = i16x8.extend_low_i8x16_u(smv);
+    const qs = w + 16, aq = a + 4;
+    let sj = q4k_chunk4t(qs, aq, a1, a2, a3, i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1), i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3), y, y1, y2, y3);
+    cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
+    mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj0), dm, mf);
+    sj = q4k_chunk4t(qs + 32, aq + 64, a1, a2, a3, i8x16.shuffle(s16, s16, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5), i8x16.shuffle(s16, s16, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7), y, y1, y2, y3);
+    cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
+    mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj1), dm, mf);
+    sj = q4k_chunk4t(qs + 64, aq + 128, a1, a2, a3, i8x16.shuffle(s16, s16, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9), i8x16.shuffle(s16, s16, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11), y, y1, y2, y3);
+    cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
+    mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj2), dm, mf);
+    sj = q4k_chunk4t(qs + 96, aq + 192, a1, a2, a3, i8x16.shuffle(s16, s16, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13), i8x16.shuffle(s16, s16, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15), y, y1, y2, y3);
+    cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
+    mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj3), dm, mf);
+    w += 144; a += 292;
+  }
+  const r = f32x4.sub(cf, mf);
+  store<f32>(y, f32x4.extract_lane(r, 0));
+  store<f32>(y1, f32x4.extract_lane(r, 1));
+  store<f32>(y2, f32x4.extract_lane(r, 2));
+  store<f32>(y3, f32x4.extract_lane(r, 3));
+}
+// 8 tokens per pass (two groups of 4 lanes, each exactly dot4t_q4_K_r's integers and chains): the nibbles,
+// scale splats, d/dmin and scales decoded once for the 8; all pins store into token 0's result slot (fewer
+// live addresses)
+@inline function dot8t_q4_K_r(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize): void {
+  let cf = f32x4.splat(0), mf = cf, cg = cf, mg = cf;
+  const end = w + <usize>nb * 144;
+  const a1 = as, a2 = 2 * as, a3 = 3 * as, a4 = 4 * as;
+  const y1 = y + ys, y2 = y + 2 * ys, y3 = y + 3 * ys, y4 = y + 4 * ys, y5 = y4 + ys, y6 = y4 + 2 * ys, y7 = y4 + 3 * ys;
+  while (w < end) {
+    const ab = a + a4;
+    const yd = v128.load32_lane(a + a3, v128.load32_lane(a + a2, v128.load32_lane(a + a1, v128.load32_zero(a), 1), 2), 3);
+    const ye = v128.load32_lane(ab + a3, v128.load32_lane(ab + a2, v128.load32_lane(ab + a1, v128.load32_zero(ab), 1), 2), 3);
+    const hd = f32x4.splat(h2f(load<u16>(w))), hm = f32x4.splat(h2f(load<u16>(w, 2)));
+    const dd = f32x4.mul(hd, yd), dm = f32x4.mul(hm, yd), de = f32x4.mul(hd, ye), dn = f32x4.mul(hm, ye);
+    const smv = k4_scales_v(w + 4);
+    const m = i16x8.extend_high_i8x16_u(smv);
+    const ml = i16x8.shuffle(m, m, 0, 0, 1, 1, 2, 2, 3, 3), mh = i16x8.shuffle(m, m, 4, 4, 5, 5, 6, 6, 7, 7);
+    let mj0: v128, mj1: v128, mj2: v128, mj3: v128, mk0: v128, mk1: v128, mk2: v128, mk3: v128;
+    {
+      const p0 = i32x4.dot_i16x8_s(v128.load(a, 260), ml), p1 = i32x4.dot_i16x8_s(v128.load(a + a1, 260), ml);
+      const p2 = i32x4.dot_i16x8_s(v128.load(a + a2, 260), ml), p3 = i32x4.dot_i16x8_s(v128.load(a + a3, 260), ml);
+      const ul = i32x4.shuffle(p0, p1, 0, 4, 1, 5), vl = i32x4.shuffle(p2, p3, 0, 4, 1, 5);
+      const uh = i32x4.shuffle(p0, p1, 2, 6, 3, 7), vh = i32x4.shuffle(p2, p3, 2, 6, 3, 7);
+      mj0 = i32x4.add(i32x4.shuffle(ul, vl, 0, 1, 4, 5), i32x4.shuffle(ul, vl, 2, 3, 6, 7));
+      mj1 = i32x4.add(i32x4.shuffle(uh, vh, 0, 1, 4, 5), i32x4.shuffle(uh, vh, 2, 3, 6, 7));
+    }
+    {
+      const p0 = i32x4.dot_i16x8_s(v128.load(a, 276), mh), p1 = i32x4.dot_i16x8_s(v128.load(a + a1, 276), mh);
+      const p2 = i32x4.dot_i16x8_s(v128.load(a + a2, 276), mh), p3 = i32x4.dot_i16x8_s(v128.load(a + a3, 276), mh);
+      const ul = i32x4.shuffle(p0, p1, 0, 4, 1, 5), vl = i32x4.shuffle(p2, p3, 0, 4, 1, 5);
+      const uh = i32x4.shuffle(p0, p1, 2, 6, 3, 7), vh = i32x4.shuffle(p2, p3, 2, 6, 3, 7);
+      mj2 = i32x4.add(i32x4.shuffle(ul, vl, 0, 1, 4, 5), i32x4.shuffle(ul, vl, 2, 3, 6, 7));
+      mj3 = i32x4.add(i32x4.shuffle(uh, vh, 0, 1, 4, 5), i32x4.shuffle(uh, vh, 2, 3, 6, 7));
+    }
+    {
+      const p0 = i32x4.dot_i16x8_s(v128.load(ab, 260), ml), p1 = i32x4.dot_i16x8_s(v128.load(ab + a1, 260), ml);
+      const p2 = i32x4.dot_i16x8_s(v128.load(ab + a2, 260), ml), p3 = i32x4.dot_i16x8_s(v128.load(ab + a3, 260), ml);
+      const ul = i32x4.shuffle(p0, p1, 0, 4, 1, 5), vl = i32x4.shuffle(p2, p3, 0, 4, 1, 5);
+      const uh = i32x4.shuffle(p0, p1, 2, 6, 3, 7), vh = i32x4.shuffle(p2, p3, 2, 6, 3, 7);
+      mk0 = i32x4.add(i32x4.shuffle(ul, vl, 0, 1, 4, 5), i32x4.shuffle(ul, vl, 2, 3, 6, 7));
+      mk1 = i32x4.add(i32x4.shuffle(uh, vh, 0, 1, 4, 5), i32x4.shuffle(uh, vh, 2, 3, 6, 7));
+    }
+    {
+      const p0 = i32x4.dot_i16x8_s(v128.load(ab, 276), mh), p1 = i32x4.dot_i16x8_s(v128.load(ab + a1, 276), mh);
+      const p2 = i32x4.dot_i16x8_s(v128.load(ab + a2, 276), mh), p3 = i32x4.dot_i16x8_s(v128.load(ab + a3, 276), mh);
+      const ul = i32x4.shuffle(p0, p1, 0, 4, 1, 5), vl = i32x4.shuffle(p2, p3, 0, 4, 1, 5);
+      const uh = i32x4.shuffle(p0, p1, 2, 6, 3, 7), vh = i32x4.shuffle(p2, p3, 2, 6, 3, 7);
+      mk2 = i32x4.add(i32x4.shuffle(ul, vl, 0, 1, 4, 5), i32x4.shuffle(ul, vl, 2, 3, 6, 7));
+      mk3 = i32x4.add(i32x4.shuffle(uh, vh, 0, 1, 4, 5), i32x4.shuffle(uh, vh, 2, 3, 6, 7));
+    }
+    const s16 = i16x8.extend_low_i8x16_u(smv);
+    const mb = i8x16.splat(0x0f);
+    {
+      const qs = w + 16, aq = a + 4;
+      const v0 = v128.load(qs), v1 = v128.load(qs, 16), sl = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1), sh = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+      const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
+      const sj = q4k_tok4(aq, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
+      cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
+      mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj0), dm, mf);
+      const sk = q4k_tok4(aq + a4, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
+      cg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sk), de, cg);
+      mg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mk0), dn, mg);
+    }
+    {
+      const qs = w + 48, aq = a + 68;
+      const v0 = v128.load(qs), v1 = v128.load(qs, 16), sl = i8x16.shuffle(s16, s16, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5), sh = i8x16.shuffle(s16, s16, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7);
+      const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
+      const sj = q4k_tok4(aq, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
+      cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
+      mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj1), dm, mf);
+      const sk = q4k_tok4(aq + a4, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
+      cg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sk), de, cg);
+      mg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mk1), dn, mg);
+    }
+    {
+      const qs = w + 80, aq = a + 132;
+      const v0 = v128.load(qs), v1 = v128.load(qs, 16), sl = i8x16.shuffle(s16, s16, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9), sh = i8x16.shuffle(s16, s16, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11);
+      const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
+      const sj = q4k_tok4(aq, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
+      cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
+      mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj2), dm, mf);
+      const sk = q4k_tok4(aq + a4, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
+      cg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sk), de, cg);
+      mg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mk2), dn, mg);
+    }
+    {
+      const qs = w + 112, aq = a + 196;
+      const v0 = v128.load(qs), v1 = v128.load(qs, 16), sl = i8x16.shuffle(s16, s16, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13), sh = i8x16.shuffle(s16, s16, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15);
+      const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
+      const sj = q4k_tok4(aq, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
+      cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
+      mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj3), dm, mf);
+      const sk = q4k_tok4(aq + a4, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
+      cg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sk), de, cg);
+      mg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mk3), dn, mg);
+    }
+    w += 144; a += 292;
+  }
+  const r = f32x4.sub(cf, mf), q = f32x4.sub(cg, mg);
+  store<f32>(y, f32x4.extract_lane(r, 0)); store<f32>(y1, f32x4.extract_lane(r, 1));
+  store<f32>(y2, f32x4.extract_lane(r, 2)); store<f32>(y3, f32x4.extract_lane(r, 3));
+  store<f32>(y4, f32x4.extract_lane(q, 0)); store<f32>(y5, f32x4.extract_lane(q, 1));
+  store<f32>(y6, f32x4.extract_lane(q, 2)); store<f32>(y7, f32x4.extract_lane(q, 3));
+}
 // Q4_K GEMM for 2 weight rows x 4 tokens per pass, in ggml_gemm_q4_K_8x8_q8_K's order (exact): each (row,
 // token) still gets one fused multiply-add per 64 values for the sums and one for the mins, as dot4t_q4_K,
 // but the 4 activation vectors loaded per step feed 2 rows, and the nibbles are multiplied by their 6-bit
@@ -390,11 +572,18 @@ import { touch_ahead } from './touch';
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
     let t = 0;
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      for (; t + 8 <= nGemm; t += 8) {
+        const at = a + <usize>t * as, yt = y + <usize>t * ys;
+        for (let r = rt; r < re; r++) dot8t_q4_K_r(w + <usize>r * ws, at, as, nb, yt + (<usize>r << 2), ys);
+      }
+    }
     for (; t + 4 <= nGemm; t += 4) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       let r = rt;
       // SIMD128: 2 rows share the widened activations; relaxed SIMD: dot4t's int8 path is the faster one
       if (!ASC_FEATURE_RELAXED_SIMD) for (; r + 2 <= re; r += 2) dot2r4t_q4_K(w + <usize>r * ws, ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
+      if (ASC_FEATURE_RELAXED_SIMD) for (; r < re; r++) dot4t_q4_K_r(w + <usize>r * ws, at, as, nb, yt + (<usize>r << 2), ys);
       for (; r < re; r++) dot4t_q4_K(w + <usize>r * ws, at, as, xt, axs, nb, yt + (<usize>r << 2), ys);
     }
     // GEMV-order rows (several sequences' decode tokens): 4 at a time, each its one-token result

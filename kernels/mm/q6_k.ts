@@ -377,6 +377,247 @@ import { TOUCH_DIST, touch_ahead } from './touch';
   store<f32>(y + 2 * ys, hsum_float_8(c2l, c2h));
   store<f32>(y + 3 * ys, hsum_float_8(c3l, c3h));
 }
+// the prompt-batch GEMM for 8 tokens per weight decode (relaxed SIMD), each token exactly dot4v_q6_K's (and
+// dot_q6_K's) integer lanes and f32 chains: the even steps (lanes 0..3) for the 8 tokens, then the odd steps
+// (lanes 4..7), so 8 integer accumulators are live at a time; each 16-value group decoded once for the 8,
+// every token's accumulator pinned by a store of its lane 0 into the result slot (overwritten at the end;
+// pinning only tokens 3 and 7 ran at 0.75x: V8 hoisted the loads and spilled)
+@inline function dot8t_q6_K(w: usize, a: usize, as: usize, nb: i32, y0: usize, ys: usize): void {
+  let c0l = f32x4.splat(0), c0h = c0l, c1l = c0l, c1h = c0l, c2l = c0l, c2h = c0l, c3l = c0l, c3h = c0l;
+  let c4l = c0l, c4h = c0l, c5l = c0l, c5h = c0l, c6l = c0l, c6h = c0l, c7l = c0l, c7h = c0l;
+  const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
+  const a1 = as, a2 = 2 * as, a3 = 3 * as, a4 = 4 * as, a5 = 5 * as, a6 = 6 * as, a7 = 7 * as;
+  const y1 = y0 + ys, y2 = y0 + 2 * ys, y3 = y0 + 3 * ys, y4 = y0 + 4 * ys, y5 = y4 + ys, y6 = y4 + 2 * ys, y7 = y4 + 3 * ys;
+  const end = w + <usize>nb * 210;
+  while (w < end) {
+    const dw = h2f(load<u16>(w, 208));
+    const scv = v128.load(w, 192);
+    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
+    const ev = i8x16.shuffle(s16l, s16h, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29);
+    const od = i8x16.shuffle(s16l, s16h, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+    const ev2 = i8x16.shuffle(ev, ev, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7), od2 = i8x16.shuffle(od, od, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    const d0 = f32x4.splat(load<f32>(a) * dw), d1 = f32x4.splat(load<f32>(a + a1) * dw), d2 = f32x4.splat(load<f32>(a + a2) * dw), d3 = f32x4.splat(load<f32>(a + a3) * dw), d4 = f32x4.splat(load<f32>(a + a4) * dw), d5 = f32x4.splat(load<f32>(a + a5) * dw), d6 = f32x4.splat(load<f32>(a + a6) * dw), d7 = f32x4.splat(load<f32>(a + a7) * dw);
+    {
+      let s0 = q6_mins(s16l, s16h, a, false), s1 = q6_mins(s16l, s16h, a + a1, false), s2 = q6_mins(s16l, s16h, a + a2, false), s3 = q6_mins(s16l, s16h, a + a3, false), s4 = q6_mins(s16l, s16h, a + a4, false), s5 = q6_mins(s16l, s16h, a + a5, false), s6 = q6_mins(s16l, s16h, a + a6, false), s7 = q6_mins(s16l, s16h, a + a7, false);
+      {
+        const ql = w + 0, qh = w + 128, aq = a + 4;
+        {
+          const x = v128.or(v128.and(v128.load(ql), m4), v128.and(i16x8.shl(v128.load(qh), 4), m30)), kk = q6_k1(ev);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 0), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 0), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 0), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 0), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 0), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 0), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 0), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 0), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+        {
+          const x = v128.or(v128.and(v128.load(ql, 32), m4), v128.and(i16x8.shl(v128.load(qh), 2), m30)), kk = q6_k2(ev);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 32), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 32), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 32), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 32), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 32), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 32), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 32), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 32), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql), 4), m4), v128.and(v128.load(qh), m30)), kk = q6_k3(ev);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 64), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 64), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 64), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 64), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 64), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 64), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 64), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 64), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql, 32), 4), m4), v128.and(i16x8.shr_u(v128.load(qh), 2), m30)), kk = q6_k4(ev);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 96), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 96), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 96), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 96), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 96), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 96), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 96), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 96), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+      }
+      {
+        const ql = w + 64, qh = w + 160, aq = a + 132;
+        {
+          const x = v128.or(v128.and(v128.load(ql), m4), v128.and(i16x8.shl(v128.load(qh), 4), m30)), kk = q6_k1(ev2);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 0), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 0), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 0), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 0), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 0), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 0), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 0), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 0), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+        {
+          const x = v128.or(v128.and(v128.load(ql, 32), m4), v128.and(i16x8.shl(v128.load(qh), 2), m30)), kk = q6_k2(ev2);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 32), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 32), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 32), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 32), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 32), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 32), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 32), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 32), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql), 4), m4), v128.and(v128.load(qh), m30)), kk = q6_k3(ev2);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 64), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 64), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 64), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 64), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 64), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 64), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 64), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 64), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql, 32), 4), m4), v128.and(i16x8.shr_u(v128.load(qh), 2), m30)), kk = q6_k4(ev2);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 96), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 96), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 96), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 96), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 96), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 96), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 96), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 96), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+      }
+      c0l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s0), d0, c0l);
+      c1l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s1), d1, c1l);
+      c2l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s2), d2, c2l);
+      c3l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s3), d3, c3l);
+      c4l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s4), d4, c4l);
+      c5l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s5), d5, c5l);
+      c6l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s6), d6, c6l);
+      c7l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s7), d7, c7l);
+    }
+    {
+      let s0 = q6_mins(s16l, s16h, a, true), s1 = q6_mins(s16l, s16h, a + a1, true), s2 = q6_mins(s16l, s16h, a + a2, true), s3 = q6_mins(s16l, s16h, a + a3, true), s4 = q6_mins(s16l, s16h, a + a4, true), s5 = q6_mins(s16l, s16h, a + a5, true), s6 = q6_mins(s16l, s16h, a + a6, true), s7 = q6_mins(s16l, s16h, a + a7, true);
+      {
+        const ql = w + 16, qh = w + 144, aq = a + 20;
+        {
+          const x = v128.or(v128.and(v128.load(ql), m4), v128.and(i16x8.shl(v128.load(qh), 4), m30)), kk = q6_k1(od);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 0), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 0), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 0), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 0), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 0), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 0), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 0), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 0), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+        {
+          const x = v128.or(v128.and(v128.load(ql, 32), m4), v128.and(i16x8.shl(v128.load(qh), 2), m30)), kk = q6_k2(od);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 32), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 32), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 32), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 32), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 32), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 32), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 32), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 32), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql), 4), m4), v128.and(v128.load(qh), m30)), kk = q6_k3(od);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 64), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 64), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 64), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 64), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 64), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 64), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 64), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 64), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql, 32), 4), m4), v128.and(i16x8.shr_u(v128.load(qh), 2), m30)), kk = q6_k4(od);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 96), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 96), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 96), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 96), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 96), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 96), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 96), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 96), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+      }
+      {
+        const ql = w + 80, qh = w + 176, aq = a + 148;
+        {
+          const x = v128.or(v128.and(v128.load(ql), m4), v128.and(i16x8.shl(v128.load(qh), 4), m30)), kk = q6_k1(od2);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 0), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 0), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 0), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 0), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 0), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 0), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 0), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 0), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+        {
+          const x = v128.or(v128.and(v128.load(ql, 32), m4), v128.and(i16x8.shl(v128.load(qh), 2), m30)), kk = q6_k2(od2);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 32), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 32), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 32), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 32), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 32), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 32), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 32), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 32), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql), 4), m4), v128.and(v128.load(qh), m30)), kk = q6_k3(od2);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 64), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 64), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 64), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 64), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 64), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 64), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 64), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 64), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql, 32), 4), m4), v128.and(i16x8.shr_u(v128.load(qh), 2), m30)), kk = q6_k4(od2);
+          s0 = i32x4.add(s0, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 96), x), kk)); v128.store32_lane(y0, s0, 0);
+          s1 = i32x4.add(s1, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 96), x), kk)); v128.store32_lane(y0, s1, 0);
+          s2 = i32x4.add(s2, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 96), x), kk)); v128.store32_lane(y0, s2, 0);
+          s3 = i32x4.add(s3, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 96), x), kk)); v128.store32_lane(y0, s3, 0);
+          s4 = i32x4.add(s4, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a4, 96), x), kk)); v128.store32_lane(y0, s4, 0);
+          s5 = i32x4.add(s5, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a5, 96), x), kk)); v128.store32_lane(y0, s5, 0);
+          s6 = i32x4.add(s6, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a6, 96), x), kk)); v128.store32_lane(y0, s6, 0);
+          s7 = i32x4.add(s7, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a7, 96), x), kk)); v128.store32_lane(y0, s7, 0);
+        }
+      }
+      c0h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s0), d0, c0h);
+      c1h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s1), d1, c1h);
+      c2h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s2), d2, c2h);
+      c3h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s3), d3, c3h);
+      c4h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s4), d4, c4h);
+      c5h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s5), d5, c5h);
+      c6h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s6), d6, c6h);
+      c7h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(s7), d7, c7h);
+    }
+    w += 210; a += 292;
+  }
+  store<f32>(y0, hsum_float_8(c0l, c0h));
+  store<f32>(y1, hsum_float_8(c1l, c1h));
+  store<f32>(y2, hsum_float_8(c2l, c2h));
+  store<f32>(y3, hsum_float_8(c3l, c3h));
+  store<f32>(y4, hsum_float_8(c4l, c4h));
+  store<f32>(y5, hsum_float_8(c5l, c5h));
+  store<f32>(y6, hsum_float_8(c6l, c6h));
+  store<f32>(y7, hsum_float_8(c7l, c7h));
+}
 export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   const wend = w + <usize>r1 * ws;
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
@@ -384,6 +625,10 @@ export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     let t = 0;
     // relaxed SIMD: 4 tokens per weight decode in dot_q6_K's own order (the pairs' i16 path is slower there)
     if (ASC_FEATURE_RELAXED_SIMD) {
+      for (; t + 8 <= nTok; t += 8) {
+        const at = a + <usize>t * as, yt = y + <usize>t * ys;
+        for (let r = rt; r < re; r++) dot8t_q6_K(w + <usize>r * ws, at, as, nb, yt + (<usize>r << 2), ys);
+      }
       for (; t + 4 <= nTok; t += 4) {
         const at = a + <usize>t * as, yt = y + <usize>t * ys;
         for (let r = rt; r < re; r++) {
