@@ -20,7 +20,7 @@ for (const [k, d] of Object.entries(dirs)) {
   nf.enableRelaxedSimd();
   V[k] = { cpu, gt, rt: await cpu.createCpuRuntime({ threads: T, numerics: 'fast' }) };
 }
-const SC = { Q4_0: [[0], 18], Q8_0: [[0], 34], Q4_K: [[0, 2], 144], Q6_K: [[208], 210] };
+const SC = { Q4_0: [[0], 18], Q8_0: [[0], 34], Q4_K: [[0, 2], 144], Q6_K: [[208], 210], Q5_K: [[0, 2], 176], Q3_K: [[108], 110], Q2_K: [[80, 82], 84], IQ4_XS: [[0], 136] };
 for (const name of TYPES) {
   const S = {};
   for (const k of Object.keys(V)) {

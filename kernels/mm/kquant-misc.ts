@@ -73,19 +73,21 @@ export function mm_q2_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     let isum = i32x4.splat(0);
     let q = w + 8, q8 = a + 4;
     for (let ib: u32 = 0; ib < 8; ib++) {
-      const ls = i32x4.splat(<i32>(((sl >> (4 * ib)) & 0xf) | (((sh >> (2 * ib)) & 3) << 4)) - 32);
+      const ls = <i32>(((sl >> (4 * ib)) & 0xf) | (((sh >> (2 * ib)) & 3) << 4)) - 32;
       const v = v128.load(q);
       const lo = v128.and(v, m4), hi = v128.and(i16x8.shr_u(v, 4), m4);
-      let p: v128;
       if (ASC_FEATURE_RELAXED_SIMD) {
-        const a0 = v128.load(q8), a1 = v128.load(q8, 16), kp = iq4_kpos(), kn = iq4_kneg();
-        p = i32x4.sub(
-          i32x4.relaxed_dot_i8x16_i7x16_add_s(a1, i8x16.swizzle(kp, hi), i32x4.relaxed_dot_i8x16_i7x16_add_s(a0, i8x16.swizzle(kp, lo), i32x4.splat(0))),
-          i32x4.relaxed_dot_i8x16_i7x16_add_s(a1, i8x16.swizzle(kn, hi), i32x4.relaxed_dot_i8x16_i7x16_add_s(a0, i8x16.swizzle(kn, lo), i32x4.splat(0))));
+        // i16 pair sums (pmaddubsw, |.| <= 2 * 127 * 128 each); kpos and kneg are never both nonzero for one
+        // value, so kpos pairs - kneg pairs is a pair of a * kvalue products, |.| <= 2 * 127 * 128: the i16
+        // difference is exact, then one pmaddwd by the scale on i16 lanes per half. Same integers.
+        const a0 = v128.load(q8), a1 = v128.load(q8, 16), kp = iq4_kpos(), kn = iq4_kneg(), ls16 = i16x8.splat(<i16>ls);
+        const plo = i16x8.sub(i16x8.relaxed_dot_i8x16_i7x16_s(a0, i8x16.swizzle(kp, lo)), i16x8.relaxed_dot_i8x16_i7x16_s(a0, i8x16.swizzle(kn, lo)));
+        const phi = i16x8.sub(i16x8.relaxed_dot_i8x16_i7x16_s(a1, i8x16.swizzle(kp, hi)), i16x8.relaxed_dot_i8x16_i7x16_s(a1, i8x16.swizzle(kn, hi)));
+        isum = i32x4.add(isum, i32x4.add(i32x4.dot_i16x8_s(plo, ls16), i32x4.dot_i16x8_s(phi, ls16)));
       } else {
-        p = i32x4.add(dot_s8s8(i8x16.swizzle(kv, lo), v128.load(q8)), dot_s8s8(i8x16.swizzle(kv, hi), v128.load(q8, 16)));
+        const p = i32x4.add(dot_s8s8(i8x16.swizzle(kv, lo), v128.load(q8)), dot_s8s8(i8x16.swizzle(kv, hi), v128.load(q8, 16)));
+        isum = i32x4.add(isum, i32x4.mul(p, i32x4.splat(ls)));
       }
-      isum = i32x4.add(isum, i32x4.mul(p, ls));
       q += 16; q8 += 32;
     }
     acc += d * <f32>hsum_i32x4(isum);

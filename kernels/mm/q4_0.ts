@@ -3,7 +3,7 @@ import { h2f4_if, scales4_normal } from '../common/f16-scale';
 import { f32x4_of, fma2_tie, fma4, fmaf, hi_f64, lo_f64, round2, tie_any } from '../common/fmaf';
 import { hs2_i32, hs4_i32, hsum4_i32, hsum_i32x4 } from '../common/simd';
 import { ROW_TILE } from './tile';
-import { touch_ahead } from './touch';
+import { TOUCH_DIST } from './touch';
 
 // unsigned nibbles of one Q4_0 block (16 bytes at q) . 32 int8 activations at a -> i32x4 partial sums
 @inline function q4_block(q: usize, a: usize): v128 {
@@ -80,11 +80,16 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 }
 // 4 rows of a Q4_0r4 group against one activation row (Q8_0 quants at a, aux table at ax): 4 results at y
 // (normal: every scale of the group is a normal f16, see scales4_normal)
-@inline function dot4_q4_0r4_s(w: usize, a: usize, ax: usize, nb: i32, y: usize, exact: bool, normal: bool): void {
+// tl: the last address a touch-ahead load may start at minus 64 (two u32 loads per 72-byte block, TOUCH_DIST
+// ahead, spread over the blocks: a burst of a group's 72 touches at its start stalled the window on the misses)
+@inline function dot4_q4_0r4_s(w: usize, a: usize, ax: usize, nb: i32, y: usize, exact: bool, normal: bool, tl: usize): void {
   let c0 = f64x2.splat(0), c1 = c0;
+  let t: u32 = 0;
   let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
   const we = w + <usize>nb * 72;
   while (w < we) {
+    const q = min(w + TOUCH_DIST, tl);
+    t |= load<u32>(q) | load<u32>(q, 64);
     const d4 = f32x4.mul(h2f4_if(v128.load16x4_u(w), normal), v128.load32_splat(dp));
     const sums = i32x4.sub(q4r4_sums(w, ap, aq), v128.load32_splat(cp));
     if (exact && ASC_FEATURE_RELAXED_SIMD) {
@@ -105,21 +110,22 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
     }
     w += 72; ap += 64; aq += 34; cp += 16; dp += 4;
   }
+  store<u32>(y, t);
   v128.store(y, q4r4_result(c0, c1, exact));
 }
 // the four specializations through functions of their own: written as one inlined if/else on the flag,
 // Binaryen folds the two scale variants back into one loop that tests the flag every block (seen in the
 // wasm and in perf); through these functions (which it inlines later) the loops stay apart
-function dot4_q4_0r4_en(w: usize, a: usize, ax: usize, nb: i32, y: usize): void { dot4_q4_0r4_s(w, a, ax, nb, y, true, true); }
-function dot4_q4_0r4_ea(w: usize, a: usize, ax: usize, nb: i32, y: usize): void { dot4_q4_0r4_s(w, a, ax, nb, y, true, false); }
-function dot4_q4_0r4_fn(w: usize, a: usize, ax: usize, nb: i32, y: usize): void { dot4_q4_0r4_s(w, a, ax, nb, y, false, true); }
-function dot4_q4_0r4_fa(w: usize, a: usize, ax: usize, nb: i32, y: usize): void { dot4_q4_0r4_s(w, a, ax, nb, y, false, false); }
-@inline function dot4_q4_0r4(w: usize, a: usize, ax: usize, nb: i32, y: usize, exact: bool): void {
+function dot4_q4_0r4_en(w: usize, a: usize, ax: usize, nb: i32, y: usize, tl: usize): void { dot4_q4_0r4_s(w, a, ax, nb, y, true, true, tl); }
+function dot4_q4_0r4_ea(w: usize, a: usize, ax: usize, nb: i32, y: usize, tl: usize): void { dot4_q4_0r4_s(w, a, ax, nb, y, true, false, tl); }
+function dot4_q4_0r4_fn(w: usize, a: usize, ax: usize, nb: i32, y: usize, tl: usize): void { dot4_q4_0r4_s(w, a, ax, nb, y, false, true, tl); }
+function dot4_q4_0r4_fa(w: usize, a: usize, ax: usize, nb: i32, y: usize, tl: usize): void { dot4_q4_0r4_s(w, a, ax, nb, y, false, false, tl); }
+@inline function dot4_q4_0r4(w: usize, a: usize, ax: usize, nb: i32, y: usize, exact: bool, tl: usize): void {
   const normal = scales4_normal(w, nb, 72);
   if (exact) {
-    if (normal) dot4_q4_0r4_en(w, a, ax, nb, y); else dot4_q4_0r4_ea(w, a, ax, nb, y);
+    if (normal) dot4_q4_0r4_en(w, a, ax, nb, y, tl); else dot4_q4_0r4_ea(w, a, ax, nb, y, tl);
   } else {
-    if (normal) dot4_q4_0r4_fn(w, a, ax, nb, y); else dot4_q4_0r4_fa(w, a, ax, nb, y);
+    if (normal) dot4_q4_0r4_fn(w, a, ax, nb, y, tl); else dot4_q4_0r4_fa(w, a, ax, nb, y, tl);
   }
 }
 // nibbles split on u16 lanes (l0, l1 low, h0, h1 high) . 32 widened activations at x -> i32x4 partial sums
@@ -258,12 +264,7 @@ const TOK_BLOCK = 64;
     }
     for (; t < nTok; t++) {
       const xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
-      for (let r = rt; r < re; r += 4) {
-        // touch-ahead (touch.ts) into the result slot, overwritten by the result
-        const p = w + <usize>r * ws;
-        store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws << 2, wend));
-        dot4_q4_0r4(p, a + <usize>t * as, xt, nb, yt + (<usize>r << 2), exact);
-      }
+      for (let r = rt; r < re; r += 4) dot4_q4_0r4(w + <usize>r * ws, a + <usize>t * as, xt, nb, yt + (<usize>r << 2), exact, wend - 68);
     }
   }
 }

@@ -314,7 +314,9 @@ class Runtime implements CpuRuntime {
   mulRow(x: number, w: number, y: number, n: number, nRows: number): void {
     this.pool.dispatch(KERNEL_INDEX.mul_row, nRows, 1, n * nRows, x, n * 4, w, y, n * 4, n);
   }
-  siluMul(g: number, u: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.silu_mul, n, 16, n * 8, g, u, y); }
+  // chunked (element-independent, chunks of multiples of 16 keep silu4's groups): the caller never waits for a
+  // late worker's half of a decode step's SwiGLU
+  siluMul(g: number, u: number, y: number, n: number): void { this.pool.dispatchChunked(KERNEL_INDEX.silu_mul, n, 16, n * 8, g, u, y); }
   add(a: number, b: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.add, n, 16, n, a, b, y); }
   mul(a: number, b: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.mul, n, 16, n, a, b, y); }
   scale(x: number, y: number, n: number, s: number): void { this.pool.dispatch(KERNEL_INDEX.scale, n, 16, n, x, y, s); }

@@ -1,8 +1,11 @@
 // The worker side of the thread pool, free of platform imports: instantiate the kernels over the shared
-// memory, then loop: wait for the generation counter to move (spin briefly, then Atomics.wait), run this
-// thread's slice of the op (a chunked op: claim chunks until none is left), count itself done (the last one
-// wakes the main thread).
-import { CTL, CTL_ARGS_BYTE_OFFSET, KERNEL_NAMES, MAX_ARGS, claimChunk, kernelExports, sliceEnd, sliceStart, type KernelFn } from './runtime/protocol.js';
+// memory, then loop: wait for the generation counter to move (spin briefly, then Atomics.wait), copy the op's
+// fields and check that the generation did not move meanwhile (a seqlock: the main thread makes it odd while it
+// writes), run this thread's slice of the op (a chunked op: claim chunks of that generation until none is
+// left) and, for a static op, count itself done (the last one wakes the main thread). A worker that wakes
+// after a chunked op is over finds nothing to claim and goes on to the newest op: the main thread never
+// waits for it to acknowledge a chunked op.
+import { CTL, CTL_ARGS_BYTE_OFFSET, KERNEL_NAMES, MAX_ARGS, claimChunk, claimTag, kernelExports, sliceEnd, sliceStart, type KernelFn } from './runtime/protocol.js';
 
 export interface WorkerInit {
   module: WebAssembly.Module;
@@ -31,25 +34,30 @@ export async function workerMain(init: WorkerInit, ready: () => void): Promise<v
         g = Atomics.load(ctl, CTL.GEN);
       }
     }
+    if (g & 1) continue; // the main thread is writing the next op
+    const stop = ctl[CTL.STOP]!, chunked = ctl[CTL.CHUNKED]!, op = ctl[CTL.OP]!, n = ctl[CTL.N]!, align = ctl[CTL.ALIGN]!, active = ctl[CTL.ACTIVE]!;
+    const a0 = a[0]!, a1 = a[1]!, a2 = a[2]!, a3 = a[3]!, a4 = a[4]!, a5 = a[5]!, a6 = a[6]!, a7 = a[7]!, a8 = a[8]!, a9 = a[9]!, a10 = a[10]!, a11 = a[11]!, a12 = a[12]!, a13 = a[13]!;
+    if (Atomics.load(ctl, CTL.GEN) !== g) continue; // a newer op was written meanwhile: read that one
     seen = g;
-    if (ctl[CTL.STOP]) return;
-    if (ctl[CTL.CHUNKED]) {
-      const fn = fns[ctl[CTL.OP]!]!, n = ctl[CTL.N]!, size = ctl[CTL.ALIGN]!;
-      for (let c = claimChunk(ctl); c >= 0; c = claimChunk(ctl)) {
+    if (stop) return;
+    if (chunked) {
+      const fn = fns[op]!, tag = claimTag(g), chunks = Math.ceil(n / align);
+      for (let c = claimChunk(ctl, tag); c >= 0; c = claimChunk(ctl, tag)) {
         try {
-          fn(c * size, Math.min(n, (c + 1) * size), a[0]!, a[1]!, a[2]!, a[3]!, a[4]!, a[5]!, a[6]!, a[7]!, a[8]!, a[9]!, a[10]!, a[11]!, a[12]!, a[13]!);
+          fn(c * align, Math.min(n, (c + 1) * align), a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
         } catch {
           Atomics.store(ctl, CTL.ERR, 1);
         }
         // the caller may be waiting for the last chunk
-        if (Atomics.add(ctl, CTL.CDONE, 1) === Math.ceil(n / size) - 1) Atomics.notify(ctl, CTL.CDONE);
+        if (Atomics.add(ctl, CTL.CDONE, 1) === chunks - 1) Atomics.notify(ctl, CTL.CDONE);
       }
-    } else if (tid < ctl[CTL.ACTIVE]!) {
-      const n = ctl[CTL.N]!, align = ctl[CTL.ALIGN]!, active = ctl[CTL.ACTIVE]!;
+      continue;
+    }
+    if (op >= 0 && tid < active) {
       const r0 = sliceStart(n, active, align, tid), r1 = sliceEnd(n, active, align, tid);
       if (r0 < r1) {
         try {
-          fns[ctl[CTL.OP]!]!(r0, r1, a[0]!, a[1]!, a[2]!, a[3]!, a[4]!, a[5]!, a[6]!, a[7]!, a[8]!, a[9]!, a[10]!, a[11]!, a[12]!, a[13]!);
+          fns[op]!(r0, r1, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
         } catch {
           Atomics.store(ctl, CTL.ERR, 1);
         }

@@ -3,8 +3,11 @@
 // counter bumped and notified; each thread computes its slice and counts itself done; the caller spins,
 // then Atomics.waits. Ops with less work than `minWork` run on the calling thread alone. Row-independent
 // ops (the matmuls) go through dispatchChunked instead: chunks claimed by whoever is free (protocol.ts).
+// The fields are written under a seqlock (GEN odd while writing, workers copy them and re-check GEN), and
+// chunks are claimed under their generation's tag, so an op can be written while a late worker has not
+// yet looked at the last chunked one: the caller never waits for a worker to acknowledge a chunked op.
 import { CpuRuntimeError } from './errors.js';
-import { CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_NAMES, MAX_ARGS, claimChunk, sliceEnd, sliceStart, type KernelExports, type KernelFn } from './protocol.js';
+import { CLAIM_BITS, CTL, CTL_ARGS_BYTE_OFFSET, CTL_BYTES, KERNEL_NAMES, MAX_ARGS, MAX_CHUNKS, claimChunk, claimTag, sliceEnd, sliceStart, type KernelExports, type KernelFn } from './protocol.js';
 import type { WorkerInit } from '../worker-core.js';
 import { defaultSpawner, type SpawnWorker, type WorkerHandle } from '../workers.js';
 
@@ -25,8 +28,8 @@ export class ThreadPool {
   private readonly fns: KernelFn[];
   private readonly blocking = canBlock();
   closed = false;
-  /** a chunked op was published whose workers may not all have acknowledged it yet (settle() waits) */
-  private pending = false;
+  /** the last published generation (even) */
+  private gen = 0;
 
   private constructor(
     readonly threads: number,
@@ -78,17 +81,7 @@ export class ThreadPool {
       fn(0, n, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
       return;
     }
-    const ctl = this.ctl;
-    this.settle();
-    this.setArgs(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
-    ctl[CTL.OP] = op;
-    ctl[CTL.N] = n;
-    ctl[CTL.ALIGN] = align;
-    ctl[CTL.ACTIVE] = T;
-    ctl[CTL.CHUNKED] = 0;
-    Atomics.store(ctl, CTL.DONE, 0);
-    Atomics.add(ctl, CTL.GEN, 1);
-    Atomics.notify(ctl, CTL.GEN);
+    this.publishStatic(op, n, align, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
     const r0 = sliceStart(n, T, align, 0), r1 = sliceEnd(n, T, align, 0);
     let err: unknown = null;
     try {
@@ -105,7 +98,9 @@ export class ThreadPool {
    * about CHUNKS_PER_THREAD chunks per thread (multiples of `chunkAlign`), which every thread, the caller
    * included, claims until none is left. A worker that is still waking from Atomics.wait, descheduled, or
    * slower takes fewer chunks instead of holding the op up; the caller waits for the claimed chunks only, and
-   * for the workers' acknowledgement just before it writes the next op (settle), by when it has mostly arrived.
+   * never for an acknowledgement: a worker that wakes after the op is over claims nothing (chunks are claimed
+   * under the op's generation tag) and goes on to the newest op. (Waiting for the acknowledgement before the
+   * next op was written held the caller for a descheduled worker's whole time slice on a loaded machine.)
    * (The static split waited for its peer's wake-up, tens of us per op once the peer slept, and for the slower
    * of two equal halves.)
    */
@@ -119,23 +114,27 @@ export class ThreadPool {
       fn(0, n, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
       return;
     }
-    const size = Math.ceil(n / (T * CHUNKS_PER_THREAD) / chunkAlign) * chunkAlign;
+    const size = Math.ceil(Math.ceil(n / Math.min(T * CHUNKS_PER_THREAD, MAX_CHUNKS)) / chunkAlign) * chunkAlign;
     const chunks = Math.ceil(n / size);
     const ctl = this.ctl;
-    this.settle();
+    let g = this.gen + 2;
+    // the tag wraps every 2^20 ops: a static no-op first, which every worker must acknowledge, so that no
+    // worker still holds the arguments of the op that last had this tag
+    if (claimTag(g) === 0) { this.publishStatic(-1, 0, 1); this.waitFor(CTL.DONE, T - 1); g = this.gen + 2; }
+    Atomics.store(ctl, CTL.GEN, g - 1);
     this.setArgs(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
     ctl[CTL.OP] = op;
     ctl[CTL.N] = n;
     ctl[CTL.ALIGN] = size;
     ctl[CTL.CHUNKED] = 1;
+    const tag = claimTag(g);
     Atomics.store(ctl, CTL.CDONE, 0);
-    Atomics.store(ctl, CTL.CLAIM, chunks);
-    Atomics.store(ctl, CTL.DONE, 0);
-    Atomics.add(ctl, CTL.GEN, 1);
+    Atomics.store(ctl, CTL.CLAIM, (tag << CLAIM_BITS) | chunks);
+    Atomics.store(ctl, CTL.GEN, g);
     Atomics.notify(ctl, CTL.GEN);
-    this.pending = true;
+    this.gen = g;
     let err: unknown = null;
-    for (let c = claimChunk(ctl); c >= 0; c = claimChunk(ctl)) {
+    for (let c = claimChunk(ctl, tag); c >= 0; c = claimChunk(ctl, tag)) {
       try {
         fn(c * size, Math.min(n, (c + 1) * size), a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
       } catch (e) {
@@ -163,11 +162,21 @@ export class ThreadPool {
     throw new CpuRuntimeError('KERNEL_FAILED', `kernel ${KERNEL_NAMES[op]} failed${err ? ': ' + (err as Error).message : ' in a worker'}`);
   }
 
-  /** waits until every worker has left the last chunked op (before the control block is written again) */
-  private settle(): void {
-    if (!this.pending) return;
-    this.waitFor(CTL.DONE, this.threads - 1);
-    this.pending = false;
+  /** publishes a static op (op -1: none, only acknowledged); its caller waits for DONE == threads - 1 */
+  private publishStatic(op: number, n: number, align: number,
+    a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0, a9 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0): void {
+    const ctl = this.ctl, g = this.gen + 2;
+    Atomics.store(ctl, CTL.GEN, g - 1);
+    this.setArgs(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13);
+    ctl[CTL.OP] = op;
+    ctl[CTL.N] = n;
+    ctl[CTL.ALIGN] = align;
+    ctl[CTL.ACTIVE] = this.threads;
+    ctl[CTL.CHUNKED] = 0;
+    Atomics.store(ctl, CTL.DONE, 0);
+    Atomics.store(ctl, CTL.GEN, g);
+    Atomics.notify(ctl, CTL.GEN);
+    this.gen = g;
   }
 
   /** spins, then (where this thread may block) Atomics.waits, until ctl[slot] == want */
@@ -197,9 +206,12 @@ export class ThreadPool {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const g = this.gen + 2;
+    Atomics.store(this.ctl, CTL.GEN, g - 1);
     Atomics.store(this.ctl, CTL.STOP, 1);
-    Atomics.add(this.ctl, CTL.GEN, 1);
+    Atomics.store(this.ctl, CTL.GEN, g);
     Atomics.notify(this.ctl, CTL.GEN);
+    this.gen = g;
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 }

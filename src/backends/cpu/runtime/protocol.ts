@@ -27,7 +27,7 @@ export function kernelExports(exports: WebAssembly.Exports): KernelExports {
 
 // Control block layout (Int32 slots of a SharedArrayBuffer, separate from the wasm memory)
 export const CTL = {
-  GEN: 0, // bumped by the main thread to start an op
+  GEN: 0, // the op's generation, even when published; odd while the main thread writes the next op's fields
   DONE: 1, // workers that finished the current op
   OP: 2, // kernel index
   N: 3, // size of the split dimension
@@ -37,17 +37,27 @@ export const CTL = {
   SPIN: 7, // spin iterations before Atomics.wait
   ACTIVE: 8, // threads taking part in the current op (tid < ACTIVE)
   CHUNKED: 9, // 1: the op's rows are cut into chunks of ALIGN rows, claimed from CLAIM; 0: static slices
-  CLAIM: 10, // chunked ops: chunks not yet claimed (claimed from the last one down; < 0 once all are)
+  CLAIM: 10, // chunked ops: (claimTag(GEN) << CLAIM_BITS) | chunks not yet claimed (claimed from the last one down)
   CDONE: 11, // chunked ops: chunks finished
 } as const;
 export const CTL_INTS = 16;
 export const CTL_ARGS_BYTE_OFFSET = CTL_INTS * 4;
 export const CTL_BYTES = CTL_ARGS_BYTE_OFFSET + MAX_ARGS * 8;
 
-/** Claims one chunk of the current chunked op: its index, or -1 when all are claimed. */
-export function claimChunk(ctl: Int32Array): number {
-  const left = Atomics.sub(ctl, CTL.CLAIM, 1);
-  return left > 0 ? left - 1 : -1;
+/** chunks of one op fit CLAIM's low CLAIM_BITS bits; the generation's tag the rest */
+export const CLAIM_BITS = 11;
+export const MAX_CHUNKS = (1 << CLAIM_BITS) - 1;
+/** the tag of generation gen in CLAIM: a thread holding an older op's arguments never claims a newer op's chunk */
+export function claimTag(gen: number): number {
+  return (gen >>> 1) & ((1 << (31 - CLAIM_BITS)) - 1);
+}
+/** Claims one chunk of the chunked op tagged `tag`: its index, or -1 when all are claimed or that op is over. */
+export function claimChunk(ctl: Int32Array, tag: number): number {
+  for (;;) {
+    const c = Atomics.load(ctl, CTL.CLAIM), left = c & MAX_CHUNKS;
+    if (c >>> CLAIM_BITS !== tag || left === 0) return -1;
+    if (Atomics.compareExchange(ctl, CTL.CLAIM, c, c - 1) === c) return left - 1;
+  }
 }
 
 /** Thread tid of `active` computes [sliceStart, sliceEnd) of n, slices being multiples of align (no allocation). */
