@@ -18,6 +18,7 @@ interface AddonContext {
   decodeBatch(): Promise<void>;
   disposeSequence(sequenceId: number): void;
   getSequenceKvCacheMaxPosition(sequenceId: number): number;
+  getSequenceKvCacheMinPosition(sequenceId: number): number;
   removeTokenCellsFromSequence(sequenceId: number, startPos: number, endPos: number): boolean;
 }
 
@@ -30,6 +31,10 @@ export interface LlamaBenchTimer {
   decode(tokens: Uint32Array, pos: number): Promise<void>;
   /** highest position in the sequence's KV cells (-1 when empty) */
   maxPosition(): number;
+  /** lowest position in the sequence's KV cells (-1 when empty) */
+  minPosition(): number;
+  /** the sequence object, held for as long as the timer lives (see llamaBenchTimer) */
+  readonly sequence: LlamaContextSequence;
 }
 
 export class LlamaInternalsError extends Error {
@@ -40,7 +45,7 @@ export class LlamaInternalsError extends Error {
 export function llamaBenchTimer(ctx: LlamaContext, seq: LlamaContextSequence): LlamaBenchTimer {
   const addon = (ctx as unknown as { _ctx?: Partial<AddonContext> })._ctx;
   const id = (seq as unknown as { _sequenceId?: unknown })._sequenceId;
-  const need: (keyof AddonContext)[] = ['initBatch', 'addToBatch', 'decodeBatch', 'disposeSequence', 'getSequenceKvCacheMaxPosition', 'removeTokenCellsFromSequence'];
+  const need: (keyof AddonContext)[] = ['initBatch', 'addToBatch', 'decodeBatch', 'disposeSequence', 'getSequenceKvCacheMaxPosition', 'getSequenceKvCacheMinPosition', 'removeTokenCellsFromSequence'];
   if (!addon || typeof id !== 'number' || need.some((k) => typeof addon[k] !== 'function')) {
     throw new LlamaInternalsError('node-llama-cpp internals differ from 3.21.1 (LlamaContext._ctx / LlamaContextSequence._sequenceId): install the peers pinned in peers/package.json');
   }
@@ -64,5 +69,17 @@ export function llamaBenchTimer(ctx: LlamaContext, seq: LlamaContextSequence): L
       await a.decodeBatch();
     },
     maxPosition() { return a.getSequenceKvCacheMaxPosition(id); },
+    minPosition() { return a.getSequenceKvCacheMinPosition(id); },
+    // node-llama-cpp frees a sequence's id and cells (disposeSequence, from a FinalizationRegistry) once its
+    // LlamaContextSequence object is garbage collected. Only the id is used here, so without this reference
+    // a collection in the middle of a run emptied the cache: bench:compare then failed at random ("positions
+    // -1..-1 after the run") on large batches, whose allocations make a collection likely
+    sequence: seq,
   };
+}
+
+/** Throws unless the sequence's KV cells hold exactly the positions from..to (the timed run did its work). */
+export function checkPositions(tm: LlamaBenchTimer, from: number, to: number): void {
+  const lo = tm.minPosition(), hi = tm.maxPosition();
+  if (lo !== from || hi !== to) throw new Error(`llama.cpp: the KV cache holds positions ${lo}..${hi} after the run, not ${from}..${to}`);
 }
