@@ -83,12 +83,111 @@ function dot_f32_ggml(x: usize, y: usize, n: i32): f32 {
   return s;
 }
 
+// relaxed build: fused row passes of the gated delta rule, lane vector q of dot_f32_ggml's 16 (see
+// lanes16_relaxed) over a row's first np values. decay_dot_relaxed: m * decay, accumulating (m * decay)·k;
+// update_dot_relaxed: m = k * d + m * decay (stored), accumulating m·q. Each value takes the operations the
+// separate passes (scale, dot, rank-1 FMA, dot) give it, in the same order (m * decay is computed twice, the
+// same product, rather than stored and reloaded)
+@inline function decay_dot_relaxed(m: usize, k: usize, np: i32, q: usize, dv: v128): v128 {
+  let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0;
+  for (let s = 0; s < np; s += 64) {
+    const o = (<usize>s << 2) + (q << 4);
+    a0 = fma4(f32x4.mul(v128.load(m + o), dv), v128.load(k + o), a0);
+    a1 = fma4(f32x4.mul(v128.load(m + o + 64), dv), v128.load(k + o + 64), a1);
+    a2 = fma4(f32x4.mul(v128.load(m + o + 128), dv), v128.load(k + o + 128), a2);
+    a3 = fma4(f32x4.mul(v128.load(m + o + 192), dv), v128.load(k + o + 192), a3);
+  }
+  return f32x4.add(f32x4.add(a0, a2), f32x4.add(a1, a3));
+}
+@inline function update_dot_relaxed(m: usize, k: usize, qv: usize, np: i32, q: usize, dv: v128, dd: v128): v128 {
+  let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0;
+  for (let s = 0; s < np; s += 64) {
+    const o = (<usize>s << 2) + (q << 4);
+    const x0 = fma4(v128.load(k + o), dd, f32x4.mul(v128.load(m + o), dv));
+    const x1 = fma4(v128.load(k + o + 64), dd, f32x4.mul(v128.load(m + o + 64), dv));
+    const x2 = fma4(v128.load(k + o + 128), dd, f32x4.mul(v128.load(m + o + 128), dv));
+    const x3 = fma4(v128.load(k + o + 192), dd, f32x4.mul(v128.load(m + o + 192), dv));
+    v128.store(m + o, x0); v128.store(m + o + 64, x1); v128.store(m + o + 128, x2); v128.store(m + o + 192, x3);
+    a0 = fma4(x0, v128.load(qv + o), a0);
+    a1 = fma4(x1, v128.load(qv + o + 64), a1);
+    a2 = fma4(x2, v128.load(qv + o + 128), a2);
+    a3 = fma4(x3, v128.load(qv + o + 192), a3);
+  }
+  return f32x4.add(f32x4.add(a0, a2), f32x4.add(a1, a3));
+}
+// M[j] *= decay, then M[j]·k: the np values' lanes (not stored yet), then the tail's values scaled, stored and
+// added unfused (dot_f32_ggml's tail)
+@inline function gdn_kdot(mr: usize, ko: usize, np: i32, S: i32, dv: v128, decay: f32): f32 {
+  let s: f32 = 0;
+  if (np > 0) s = reduce_add_16(decay_dot_relaxed(mr, ko, np, 0, dv), decay_dot_relaxed(mr, ko, np, 1, dv), decay_dot_relaxed(mr, ko, np, 2, dv), decay_dot_relaxed(mr, ko, np, 3, dv));
+  for (let i = np; i < S; i++) {
+    const oi = <usize>i << 2, x = load<f32>(mr + oi) * decay;
+    store<f32>(mr + oi, x);
+    s += x * load<f32>(ko + oi);
+  }
+  return s;
+}
+// M[j] = k * d + M[j] (the np values scaled by decay here, the tail's already), then M[j]·q
+@inline function gdn_qdot(mr: usize, ko: usize, qo: usize, np: i32, S: i32, dv: v128, d: f32): f32 {
+  const dd = f32x4.splat(d);
+  let u: f32 = 0;
+  if (np > 0) u = reduce_add_16(update_dot_relaxed(mr, ko, qo, np, 0, dv, dd), update_dot_relaxed(mr, ko, qo, np, 1, dv, dd), update_dot_relaxed(mr, ko, qo, np, 2, dv, dd), update_dot_relaxed(mr, ko, qo, np, 3, dv, dd));
+  for (let i = np; i < S; i++) {
+    const oi = <usize>i << 2, x = fmaf(load<f32>(ko + oi), d, load<f32>(mr + oi));
+    store<f32>(mr + oi, x);
+    u += x * load<f32>(qo + oi);
+  }
+  return u;
+}
+// rows per block of the relaxed gated delta rule: a block's state (GDN_ROWS x S values) stays in L1 while the
+// block runs every token of the batch
+const GDN_ROWS = 16;
+// Relaxed build: the rows of a head are independent (row j of the state sees only k, q, v[j], g and beta of
+// each token), so each block of GDN_ROWS rows runs all the batch's tokens, and per token each row is one
+// pass (decay and k-dot) and a second (decay, rank-1 update and q-dot) over its values, in L1; two rows at a
+// time, so one row's reductions overlap the other's passes. Every value takes gated_delta_net's operations in
+// the same order: the same bits.
+function gated_delta_net_relaxed(h0: i32, h1: i32, state: usize, q: usize, k: usize, v: usize, g: usize, beta: usize, y: usize,
+  nTok: i32, S: i32, hk: i32, hv: i32): void {
+  const scale: f32 = <f32>1 / Mathf.sqrt(<f32>S);
+  const row = <usize>S << 2;
+  const np = S & ~63;
+  for (let h = h0; h < h1; h++) {
+    const mh = state + <usize>h * <usize>S * row;
+    for (let j0 = 0; j0 < S; j0 += GDN_ROWS) {
+      const j1 = min(j0 + GDN_ROWS, S);
+      for (let t = 0; t < nTok; t++) {
+        const qo = q + ((<usize>t * <usize>hk + <usize>(h % hk)) * row), ko = k + ((<usize>t * <usize>hk + <usize>(h % hk)) * row);
+        const vo = v + ((<usize>t * <usize>hv + <usize>h) * row), yo = y + ((<usize>t * <usize>hv + <usize>h) * row);
+        const gi = (<usize>t * <usize>hv + <usize>h) << 2;
+        const decay = expf_glibc(load<f32>(g + gi)), b = load<f32>(beta + gi);
+        const dv = f32x4.splat(decay);
+        let j = j0;
+        for (; j + 2 <= j1; j += 2) {
+          const m0 = mh + <usize>j * row, m1 = m0 + row, o = <usize>j << 2;
+          const s0 = gdn_kdot(m0, ko, np, S, dv, decay), s1 = gdn_kdot(m1, ko, np, S, dv, decay);
+          const d0 = (load<f32>(vo + o) - s0) * b, d1 = (load<f32>(vo + o + 4) - s1) * b;
+          const u0 = gdn_qdot(m0, ko, qo, np, S, dv, d0), u1 = gdn_qdot(m1, ko, qo, np, S, dv, d1);
+          store<f32>(yo + o, u0 * scale);
+          store<f32>(yo + o + 4, u1 * scale);
+        }
+        for (; j < j1; j++) {
+          const m0 = mh + <usize>j * row, o = <usize>j << 2;
+          const d0 = (load<f32>(vo + o) - gdn_kdot(m0, ko, np, S, dv, decay)) * b;
+          store<f32>(yo + o, gdn_qdot(m0, ko, qo, np, S, dv, d0) * scale);
+        }
+      }
+    }
+  }
+}
+
 // The gated delta rule for v-heads [h0, h1), one token at a time (ggml_compute_forward_gated_delta_net_one_chunk):
 // per head its S x S state M (transposed: M[j][i] = S[i][j]) decays by expf(g), delta = (v - M·k) * beta,
 // M[j] += k * delta[j] (FMA), out = (M·q) / sqrt(S). v-head h reads q/k head h % hk. delta is kept in the
 // head's output slot until the output overwrites it (the arena never gives y the bytes of a live source).
 export function gated_delta_net(h0: i32, h1: i32, state: usize, q: usize, k: usize, v: usize, g: usize, beta: usize, y: usize,
   nTok: i32, S: i32, hk: i32, hv: i32): void {
+  if (ASC_FEATURE_RELAXED_SIMD) { gated_delta_net_relaxed(h0, h1, state, q, k, v, g, beta, y, nTok, S, hk, hv); return; }
   const scale: f32 = <f32>1 / Mathf.sqrt(<f32>S);
   const row = <usize>S << 2;
   for (let h = h0; h < h1; h++) {
@@ -117,6 +216,77 @@ export function gated_delta_net(h0: i32, h1: i32, state: usize, q: usize, k: usi
         for (; c < S; c++) { const o = <usize>c << 2; store<f32>(mr + o, fmaf(load<f32>(ko + o), d, load<f32>(mr + o))); }
       }
       for (let j = 0; j < S; j++) store<f32>(yo + (<usize>j << 2), dot_f32_ggml(m + <usize>j * row, qo, S) * scale);
+    }
+  }
+}
+
+// ggml_compute_forward_ssm_conv_f32 over channels [c0, c1): y[t][c] = the FMA chain over the taps k = 0 ..
+// kernel-1 (oldest first) of w[c][k] * in[c][t - kernel + 1 + k], from 0; the window is the channel's
+// kernel-1 state values (state[c][kernel-1], oldest first), then x [channels, nTok]. Then each channel's state
+// becomes its last kernel-1 inputs. As the reference ssmConv (src/backends/reference/recurrent.ts), bit for bit:
+// the relaxed build runs 4 channels per f32x4 with each output's chain in tap order (tap k of every token
+// before tap k+1, the partial sums kept in y), the SIMD128 build the scalar chain. y must not overlap the
+// state, x or w (the arena never gives a result the bytes of a live source).
+export function ssm_conv_f32(c0: i32, c1: i32, state: usize, x: usize, w: usize, y: usize, nTok: i32, ch: i32, kernel: i32): void {
+  const h = kernel - 1, xrow = <usize>ch << 2;
+  let c = c0;
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const wstep = <usize>kernel << 2, sstep = <usize>h << 2;
+    for (; c + 4 <= c1; c += 4) {
+      const wc = w + (<usize>c * <usize>kernel << 2), sc = state + (<usize>c * <usize>h << 2), yc = y + (<usize>c << 2), xc = x + (<usize>c << 2);
+      for (let k = 0; k < kernel; k++) {
+        const wo = wc + (<usize>k << 2);
+        let wk = f32x4.splat(load<f32>(wo));
+        wk = f32x4.replace_lane(wk, 1, load<f32>(wo + wstep));
+        wk = f32x4.replace_lane(wk, 2, load<f32>(wo + 2 * wstep));
+        wk = f32x4.replace_lane(wk, 3, load<f32>(wo + 3 * wstep));
+        let t = 0;
+        // window columns t + k < h: the state's
+        for (; t < nTok && t + k < h; t++) {
+          const so = sc + (<usize>(t + k) << 2);
+          let xin = f32x4.splat(load<f32>(so));
+          xin = f32x4.replace_lane(xin, 1, load<f32>(so + sstep));
+          xin = f32x4.replace_lane(xin, 2, load<f32>(so + 2 * sstep));
+          xin = f32x4.replace_lane(xin, 3, load<f32>(so + 3 * sstep));
+          const yo = yc + <usize>t * xrow;
+          v128.store(yo, fma4(xin, wk, k == 0 ? f32x4.splat(0) : v128.load(yo)));
+        }
+        // the batch's: token t + k - h
+        if (k == 0) {
+          for (; t < nTok; t++) {
+            const yo = yc + <usize>t * xrow;
+            v128.store(yo, fma4(v128.load(xc + <usize>(t - h) * xrow), wk, f32x4.splat(0)));
+          }
+        } else {
+          for (; t < nTok; t++) {
+            const yo = yc + <usize>t * xrow;
+            v128.store(yo, fma4(v128.load(xc + <usize>(t + k - h) * xrow), wk, v128.load(yo)));
+          }
+        }
+      }
+    }
+  }
+  for (; c < c1; c++) {
+    const wc = w + (<usize>c * <usize>kernel << 2), sc = state + (<usize>c * <usize>h << 2);
+    for (let t = 0; t < nTok; t++) {
+      let s: f32 = 0;
+      for (let k = 0; k < kernel; k++) {
+        const j = t + k;
+        let xin: f32;
+        if (j < h) xin = load<f32>(sc + (<usize>j << 2));
+        else xin = load<f32>(x + <usize>(j - h) * xrow + (<usize>c << 2));
+        s = fmaf(xin, load<f32>(wc + (<usize>k << 2)), s);
+      }
+      store<f32>(y + <usize>t * xrow + (<usize>c << 2), s);
+    }
+  }
+  // the new state: window columns nTok .. nTok + h - 1 (each read before it is overwritten: in place)
+  for (let cc = c0; cc < c1; cc++) {
+    const sc = state + (<usize>cc * <usize>h << 2);
+    for (let j = 0; j < h; j++) {
+      const jw = nTok + j;
+      if (jw < h) store<f32>(sc + (<usize>j << 2), load<f32>(sc + (<usize>jw << 2)));
+      else store<f32>(sc + (<usize>j << 2), load<f32>(x + <usize>(jw - h) * xrow + (<usize>cc << 2)));
     }
   }
 }

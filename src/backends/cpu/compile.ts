@@ -378,6 +378,11 @@ export class Compiler {
       case 'silu': { const xp = p(0), rowLen = t.params.rowLen as number; return () => rt.siluRows(xp, y, rowLen, n / rowLen); }
       case 'sigmoid': { const xp = p(0); return () => rt.sigmoid(xp, y, n); }
       case 'softplus': { const xp = p(0); return () => rt.softplus(xp, y, n); }
+      case 'ssm_conv': {
+        const nTok = src(1).shape[1] ?? 1, ch = src(1).shape[0]!, kernel = t.params.kernel as number;
+        const st = p(0), x = p(1), w = p(2);
+        return () => rt.ssmConv(st, x, w, y, nTok, ch, kernel);
+      }
       case 'gated_delta_net': {
         const pp = t.params, S = pp.headDim as number, hk = pp.nHeadK as number, hv = pp.nHeadV as number, nTok = t.shape[1] ?? 1;
         const st = p(0), q = p(1), k = p(2), v = p(3), g = p(4), beta = p(5);

@@ -139,6 +139,8 @@ export interface CpuRuntime {
   softplus(x: number, y: number, n: number): void;
   /** the fused gated delta rule over nHeadV heads of S x S state (kernels/recurrent.ts), heads across threads */
   gatedDeltaNet(state: number, q: number, k: number, v: number, g: number, beta: number, y: number, nTok: number, S: number, nHeadK: number, nHeadV: number): void;
+  /** the causal depthwise conv of width `kernel` over nTok tokens of `channels` (kernels/recurrent.ts ssm_conv_f32), channels across threads; updates the state */
+  ssmConv(state: number, x: number, w: number, y: number, nTok: number, channels: number, kernel: number): void;
   f32ToF16(x: number, y: number, n: number): void;
   /** attention as llama.cpp's CPU backend computes it without flash attention, bit for bit */
   attentionGgml(args: GgmlAttentionArgs): void;
@@ -326,6 +328,9 @@ class Runtime implements CpuRuntime {
   softplus(x: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.softplus_f32, n, 16, n * 48, x, y); }
   gatedDeltaNet(state: number, q: number, k: number, v: number, g: number, beta: number, y: number, nTok: number, S: number, nHeadK: number, nHeadV: number): void {
     this.pool.dispatch(KERNEL_INDEX.gated_delta_net, nHeadV, 1, nHeadV * nTok * S * S * 4, state, q, k, v, g, beta, y, nTok, S, nHeadK, nHeadV);
+  }
+  ssmConv(state: number, x: number, w: number, y: number, nTok: number, channels: number, kernel: number): void {
+    this.pool.dispatch(KERNEL_INDEX.ssm_conv_f32, channels, 4, channels * nTok * kernel, state, x, w, y, nTok, channels, kernel);
   }
   f32ToF16(x: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.cvt_f32_f16, n, 16, n * 4, x, y); }
   copy(src: number, dst: number, bytes: number): void { this.heap.u8All().copyWithin(dst, src, src + bytes); }

@@ -276,7 +276,7 @@ export function buildCases(o: SuiteOptions): CaseSpec[] {
       }, m);
     }
   }
-  for (const [S, hk, hv] of (full ? [[32, 2, 4], [16, 1, 1], [64, 2, 2]] : [[32, 2, 4]]) as [number, number, number][]) {
+  for (const [S, hk, hv] of (full ? [[32, 2, 4], [16, 1, 1], [64, 2, 2], [80, 1, 2]] : [[32, 2, 4]]) as [number, number, number][]) {
     for (const m of toks(full ? [1, 5] : [5])) {
       add('gated_delta_net', `S ${S}, k-heads ${hk}, v-heads ${hv}, 3 steps of ${m}`, (nTok, r) => {
         const c = single(nTok, (b) => {
