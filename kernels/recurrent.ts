@@ -2,7 +2,7 @@
 // recurrent.ts): SiLU per ggml row (16-lane v_expf, the row's tail through glibc expf), sigmoid and softplus
 // (glibc expf/logf, scalar as ggml's unary ops), and the fused Gated DeltaNet recurrence over heads.
 import { silu4 } from './common/expf';
-import { expf_glibc, logf_glibc } from './common/glibc';
+import { exp2fTab, expf_glibc, logf_glibc } from './common/glibc';
 import { fma4, fmaf, reduce_add_16 } from './common/fmaf';
 
 // y = silu(x) over rows [r0, r1) of rowLen: ggml_vec_silu_f32's AVX-512 lanes, then its scalar tail
@@ -19,8 +19,40 @@ export function silu_rows(r0: i32, r1: i32, x: usize, y: usize, rowLen: i32): vo
     }
   }
 }
+// Relaxed build: glibc expf (common/glibc.ts expf_glibc, its x86-64 FMA build) with its f64 fused multiply-adds
+// on f64x2.relaxed_madd instead of the emulated fma64 (the engines that fuse f32x4.relaxed_madd, which the
+// relaxed build requires, emit the same FMA instruction for f64x2: x64 FMA3, arm64), two values at once, both
+// with |x| < 88 (the caller sends other pairs to expf_glibc)
+@inline function expf2_relaxed(a: f32, b: f32): v128 {
+  const SHIFT = f64x2.splat(reinterpret<f64>(0x4338000000000000)), INVLN2N = f64x2.splat(reinterpret<f64>(0x40471547652b82fe));
+  const xd = f64x2.replace_lane(f64x2.splat(<f64>a), 1, <f64>b);
+  const kd = f64x2.sub(f64x2.relaxed_madd(INVLN2N, xd, SHIFT), SHIFT);
+  const r = f64x2.relaxed_madd(INVLN2N, xd, f64x2.neg(kd));
+  const k0 = <i64>f64x2.extract_lane(kd, 0), k1 = <i64>f64x2.extract_lane(kd, 1);
+  const s = i64x2.replace_lane(i64x2.splat(<i64>(exp2fTab(<i32>(k0 & 31)) + (<u64>k0 << 47))), 1, <i64>(exp2fTab(<i32>(k1 & 31)) + (<u64>k1 << 47)));
+  const z = f64x2.relaxed_madd(f64x2.splat(reinterpret<f64>(0x3ebc6af84b912394)), r, f64x2.splat(reinterpret<f64>(0x3f2ebfce50fac4f3)));
+  const yy = f64x2.relaxed_madd(z, f64x2.mul(r, r), f64x2.relaxed_madd(f64x2.splat(reinterpret<f64>(0x3f962e42ff0c52d6)), r, f64x2.splat(1)));
+  return f32x4.demote_f64x2_zero(f64x2.mul(yy, s));
+}
 // y = 1 / (1 + expf(-x))
 export function sigmoid_f32(i0: i32, i1: i32, x: usize, y: usize): void {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    let i = i0;
+    for (; i + 2 <= i1; i += 2) {
+      const o = <usize>i << 2;
+      const a = -load<f32>(x + o), b = -load<f32>(x + o + 4);
+      if (((reinterpret<u32>(a) >> 20) & 0x7ff) >= 0x42b || ((reinterpret<u32>(b) >> 20) & 0x7ff) >= 0x42b) {
+        store<f32>(y + o, <f32>1 / (<f32>1 + expf_glibc(a)));
+        store<f32>(y + o + 4, <f32>1 / (<f32>1 + expf_glibc(b)));
+        continue;
+      }
+      const r = f32x4.div(f32x4.splat(1), f32x4.add(f32x4.splat(1), expf2_relaxed(a, b)));
+      store<f32>(y + o, f32x4.extract_lane(r, 0));
+      store<f32>(y + o + 4, f32x4.extract_lane(r, 1));
+    }
+    if (i < i1) { const o = <usize>i << 2; store<f32>(y + o, <f32>1 / (<f32>1 + expf_glibc(-load<f32>(x + o)))); }
+    return;
+  }
   for (let i = i0; i < i1; i++) {
     const o = <usize>i << 2;
     store<f32>(y + o, <f32>1 / (<f32>1 + expf_glibc(-load<f32>(x + o))));
@@ -288,5 +320,39 @@ export function ssm_conv_f32(c0: i32, c1: i32, state: usize, x: usize, w: usize,
       if (jw < h) store<f32>(sc + (<usize>j << 2), load<f32>(sc + (<usize>jw << 2)));
       else store<f32>(sc + (<usize>j << 2), load<f32>(x + <usize>(jw - h) * xrow + (<usize>cc << 2)));
     }
+  }
+}
+
+// ggml_compute_forward_l2_norm_f32 over rows [r0, r1) of rowLen: the f32 squares summed in double in order,
+// scale = 1 / max(sqrtf(sum), eps), y = x * scale (as ref.l2Norm). Four rows' sums run side by side (four
+// independent chains, each in its row's order); every row is read whole before it is written.
+@inline function l2_scale_row(xp: usize, yp: usize, rowLen: i32, sum: f64, eps: f32): void {
+  const sc: f32 = <f32>1 / max(Mathf.sqrt(<f32>sum), eps);
+  const sv = f32x4.splat(sc);
+  let i = 0;
+  for (; i + 4 <= rowLen; i += 4) { const o = <usize>i << 2; v128.store(yp + o, f32x4.mul(v128.load(xp + o), sv)); }
+  for (; i < rowLen; i++) { const o = <usize>i << 2; store<f32>(yp + o, load<f32>(xp + o) * sc); }
+}
+export function l2_norm_rows(r0: i32, r1: i32, x: usize, y: usize, rowLen: i32, eps: f32): void {
+  const row = <usize>rowLen << 2;
+  let r = r0;
+  for (; r + 4 <= r1; r += 4) {
+    const x0 = x + <usize>r * row, y0 = y + <usize>r * row;
+    let s0: f64 = 0, s1: f64 = 0, s2: f64 = 0, s3: f64 = 0;
+    for (let i = 0; i < rowLen; i++) {
+      const o = x0 + (<usize>i << 2);
+      const v0 = load<f32>(o), v1 = load<f32>(o + row), v2 = load<f32>(o + 2 * row), v3 = load<f32>(o + 3 * row);
+      s0 += <f64>(v0 * v0); s1 += <f64>(v1 * v1); s2 += <f64>(v2 * v2); s3 += <f64>(v3 * v3);
+    }
+    l2_scale_row(x0, y0, rowLen, s0, eps);
+    l2_scale_row(x0 + row, y0 + row, rowLen, s1, eps);
+    l2_scale_row(x0 + 2 * row, y0 + 2 * row, rowLen, s2, eps);
+    l2_scale_row(x0 + 3 * row, y0 + 3 * row, rowLen, s3, eps);
+  }
+  for (; r < r1; r++) {
+    const x0 = x + <usize>r * row, y0 = y + <usize>r * row;
+    let s: f64 = 0;
+    for (let i = 0; i < rowLen; i++) { const v = load<f32>(x0 + (<usize>i << 2)); s += <f64>(v * v); }
+    l2_scale_row(x0, y0, rowLen, s, eps);
   }
 }

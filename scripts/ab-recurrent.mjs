@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // A/B of the cpu device's recurrent-layer ops (qwen35's Gated DeltaNet layer: ssm_conv, gated_delta_net, silu,
-// sigmoid, l2_norm) between two builds in one process (a shared machine's load hits both alike): repo roots --a
+// sigmoid, l2_norm; swiglu) between two builds in one process (a shared machine's load hits both alike): repo roots --a
 // and --b (default: this checkout), each with a built dist/. The ops run through the real compile path
 // (GraphBuilder graph, cpu device, the node runners compile.ts binds), interleaved rounds, median of process
 // CPU time per call (and wall), and a bit-for-bit comparison of the two builds' outputs and states.
 // Shapes: qwen3.5-0.8b's (16 heads of 128, conv 4 over 6144 channels) unless told.
 // Usage: node scripts/ab-recurrent.mjs --a /work/main [--b .] [--threads 1] [--tok 128] [--rounds 7]
-//        [--ops ssm_conv,gated_delta_net,silu,sigmoid,l2_norm] [--heads 16] [--S 128]
+//        [--ops ssm_conv,gated_delta_net,silu,sigmoid,l2_norm,swiglu] [--heads 16] [--S 128]
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cpuUsage } from 'node:process';
@@ -43,6 +43,8 @@ function build(GB, op) {
     data.set(g, Float32Array.from(rand(H * TOK, 8), (z) => -2 * Math.abs(z))); data.set(beta, Float32Array.from(rand(H * TOK, 9), (z) => 0.5 + 0.45 * z));
   } else if (op === 'silu') {
     const a = x('a', [CH, TOK]); out = b.silu(a, CH); data.set(a, rand(CH * TOK, 10, 8));
+  } else if (op === 'swiglu') {
+    const a = x('a', [CH, TOK]), u = x('u', [CH, TOK]); out = b.swiglu(a, u); data.set(a, rand(CH * TOK, 13, 8)); data.set(u, rand(CH * TOK, 14));
   } else if (op === 'sigmoid') {
     const a = x('a', [H, TOK]); out = b.sigmoid(a); data.set(a, rand(H * TOK, 11, 8));
   } else if (op === 'l2_norm') {

@@ -18,7 +18,7 @@
 }
 
 // e_exp2f_data.c (EXP2F_TABLE_BITS 5): bits(2^(i/32)) - (i << 47)
-function exp2fTab(i: i32): u64 {
+export function exp2fTab(i: i32): u64 {
   switch (i) {
     case 0: return 0x3ff0000000000000; case 1: return 0x3fefd9b0d3158574; case 2: return 0x3fefb5586cf9890f; case 3: return 0x3fef9301d0125b51;
     case 4: return 0x3fef72b83c7d517b; case 5: return 0x3fef54873168b9aa; case 6: return 0x3fef387a6e756238; case 7: return 0x3fef1e9df51fdee1;

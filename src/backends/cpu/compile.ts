@@ -378,6 +378,10 @@ export class Compiler {
       case 'silu': { const xp = p(0), rowLen = t.params.rowLen as number; return () => rt.siluRows(xp, y, rowLen, n / rowLen); }
       case 'sigmoid': { const xp = p(0); return () => rt.sigmoid(xp, y, n); }
       case 'softplus': { const xp = p(0); return () => rt.softplus(xp, y, n); }
+      case 'l2_norm': {
+        const xp = p(0), rowLen = t.params.rowLen as number, eps = t.params.eps as number;
+        return () => rt.l2Norm(xp, y, rowLen, n / rowLen, eps);
+      }
       case 'ssm_conv': {
         const nTok = src(1).shape[1] ?? 1, ch = src(1).shape[0]!, kernel = t.params.kernel as number;
         const st = p(0), x = p(1), w = p(2);

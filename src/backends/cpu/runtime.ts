@@ -139,6 +139,8 @@ export interface CpuRuntime {
   softplus(x: number, y: number, n: number): void;
   /** the fused gated delta rule over nHeadV heads of S x S state (kernels/recurrent.ts), heads across threads */
   gatedDeltaNet(state: number, q: number, k: number, v: number, g: number, beta: number, y: number, nTok: number, S: number, nHeadK: number, nHeadV: number): void;
+  /** y = x / max(sqrt(sum x^2), eps) per row of rowLen (ggml's l2_norm: the squares summed in double), rows across threads */
+  l2Norm(x: number, y: number, rowLen: number, nRows: number, eps: number): void;
   /** the causal depthwise conv of width `kernel` over nTok tokens of `channels` (kernels/recurrent.ts ssm_conv_f32), channels across threads; updates the state */
   ssmConv(state: number, x: number, w: number, y: number, nTok: number, channels: number, kernel: number): void;
   f32ToF16(x: number, y: number, n: number): void;
@@ -329,6 +331,7 @@ class Runtime implements CpuRuntime {
   gatedDeltaNet(state: number, q: number, k: number, v: number, g: number, beta: number, y: number, nTok: number, S: number, nHeadK: number, nHeadV: number): void {
     this.pool.dispatch(KERNEL_INDEX.gated_delta_net, nHeadV, 1, nHeadV * nTok * S * S * 4, state, q, k, v, g, beta, y, nTok, S, nHeadK, nHeadV);
   }
+  l2Norm(x: number, y: number, rowLen: number, nRows: number, eps: number): void { this.pool.dispatch(KERNEL_INDEX.l2_norm_rows, nRows, 1, nRows * rowLen * 2, x, y, rowLen, eps); }
   ssmConv(state: number, x: number, w: number, y: number, nTok: number, channels: number, kernel: number): void {
     this.pool.dispatch(KERNEL_INDEX.ssm_conv_f32, channels, 4, channels * nTok * kernel, state, x, w, y, nTok, channels, kernel);
   }
