@@ -256,49 +256,65 @@ export function gated_delta_net(h0: i32, h1: i32, state: usize, q: usize, k: usi
 // kernel-1 (oldest first) of w[c][k] * in[c][t - kernel + 1 + k], from 0; the window is the channel's
 // kernel-1 state values (state[c][kernel-1], oldest first), then x [channels, nTok]. Then each channel's state
 // becomes its last kernel-1 inputs. As the reference ssmConv (src/backends/reference/recurrent.ts), bit for bit:
-// the relaxed build runs 4 channels per f32x4 with each output's chain in tap order (tap k of every token
-// before tap k+1, the partial sums kept in y), the SIMD128 build the scalar chain. y must not overlap the
-// state, x or w (the arena never gives a result the bytes of a live source).
+// the relaxed build runs 4 channels per f32x4, each output's chain in tap order, the SIMD128 build the scalar
+// chain. y must not overlap the state, x or w (the arena never gives a result the bytes of a live source).
+// The relaxed build takes the batch in tiles of 4 tokens (a tile's kernel + 3 input rows and 4 output rows
+// at one column: rows channels*4 bytes apart share a cache set when that is a multiple of 4 KiB, qwen35's
+// 6144 channels, so fewer of them at a time stay in L1); the first tile (window columns in the state) and
+// the last partial one token by token.
+@inline function conv_w4(wo: usize, wstep: usize): v128 {
+  let wk = f32x4.splat(load<f32>(wo));
+  wk = f32x4.replace_lane(wk, 1, load<f32>(wo + wstep));
+  wk = f32x4.replace_lane(wk, 2, load<f32>(wo + 2 * wstep));
+  return f32x4.replace_lane(wk, 3, load<f32>(wo + 3 * wstep));
+}
+// one output vector (4 channels from c) of token t, window columns from the state where t + k < h
+@inline function conv_token4(t: i32, k0: i32, kernel: i32, h: i32, sc: usize, sstep: usize, wc: usize, wstep: usize, xc: usize, xrow: usize): v128 {
+  let acc = f32x4.splat(0);
+  for (let k = k0; k < kernel; k++) {
+    const j = t + k;
+    let xin: v128;
+    if (j < h) {
+      const so = sc + (<usize>j << 2);
+      xin = f32x4.splat(load<f32>(so));
+      xin = f32x4.replace_lane(xin, 1, load<f32>(so + sstep));
+      xin = f32x4.replace_lane(xin, 2, load<f32>(so + 2 * sstep));
+      xin = f32x4.replace_lane(xin, 3, load<f32>(so + 3 * sstep));
+    } else xin = v128.load(xc + <usize>(j - h) * xrow);
+    acc = fma4(xin, conv_w4(wc + (<usize>k << 2), wstep), acc);
+  }
+  return acc;
+}
 export function ssm_conv_f32(c0: i32, c1: i32, state: usize, x: usize, w: usize, y: usize, nTok: i32, ch: i32, kernel: i32): void {
   const h = kernel - 1, xrow = <usize>ch << 2;
-  let c = c0;
+  let cEnd = c0;
   if (ASC_FEATURE_RELAXED_SIMD) {
     const wstep = <usize>kernel << 2, sstep = <usize>h << 2;
-    for (; c + 4 <= c1; c += 4) {
+    cEnd = c0 + ((c1 - c0) & ~3);
+    // tokens [0, tA): the state's columns in their windows; [tA, tB): whole tiles of 4 inside the batch
+    const tA = min(h, nTok), tB = tA + ((nTok - tA) & ~3);
+    for (let c = c0; c < cEnd; c += 4) {
       const wc = w + (<usize>c * <usize>kernel << 2), sc = state + (<usize>c * <usize>h << 2), yc = y + (<usize>c << 2), xc = x + (<usize>c << 2);
-      for (let k = 0; k < kernel; k++) {
-        const wo = wc + (<usize>k << 2);
-        let wk = f32x4.splat(load<f32>(wo));
-        wk = f32x4.replace_lane(wk, 1, load<f32>(wo + wstep));
-        wk = f32x4.replace_lane(wk, 2, load<f32>(wo + 2 * wstep));
-        wk = f32x4.replace_lane(wk, 3, load<f32>(wo + 3 * wstep));
-        let t = 0;
-        // window columns t + k < h: the state's
-        for (; t < nTok && t + k < h; t++) {
-          const so = sc + (<usize>(t + k) << 2);
-          let xin = f32x4.splat(load<f32>(so));
-          xin = f32x4.replace_lane(xin, 1, load<f32>(so + sstep));
-          xin = f32x4.replace_lane(xin, 2, load<f32>(so + 2 * sstep));
-          xin = f32x4.replace_lane(xin, 3, load<f32>(so + 3 * sstep));
-          const yo = yc + <usize>t * xrow;
-          v128.store(yo, fma4(xin, wk, k == 0 ? f32x4.splat(0) : v128.load(yo)));
+      for (let t = 0; t < tA; t++) v128.store(yc + <usize>t * xrow, conv_token4(t, 0, kernel, h, sc, sstep, wc, wstep, xc, xrow));
+      for (let t = tB; t < nTok; t++) v128.store(yc + <usize>t * xrow, conv_token4(t, 0, kernel, h, sc, sstep, wc, wstep, xc, xrow));
+    }
+    for (let t0 = tA; t0 < tB; t0 += 4) {
+      for (let c = c0; c < cEnd; c += 4) {
+        const wc = w + (<usize>c * <usize>kernel << 2), yo = y + (<usize>c << 2) + <usize>t0 * xrow;
+        const xo = x + (<usize>c << 2) + <usize>(t0 - h) * xrow; // window column t0 (tap 0 of token t0)
+        let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0;
+        for (let k = 0; k < kernel; k++) {
+          const wk = conv_w4(wc + (<usize>k << 2), wstep), xk = xo + <usize>k * xrow;
+          a0 = fma4(v128.load(xk), wk, a0);
+          a1 = fma4(v128.load(xk + xrow), wk, a1);
+          a2 = fma4(v128.load(xk + 2 * xrow), wk, a2);
+          a3 = fma4(v128.load(xk + 3 * xrow), wk, a3);
         }
-        // the batch's: token t + k - h
-        if (k == 0) {
-          for (; t < nTok; t++) {
-            const yo = yc + <usize>t * xrow;
-            v128.store(yo, fma4(v128.load(xc + <usize>(t - h) * xrow), wk, f32x4.splat(0)));
-          }
-        } else {
-          for (; t < nTok; t++) {
-            const yo = yc + <usize>t * xrow;
-            v128.store(yo, fma4(v128.load(xc + <usize>(t + k - h) * xrow), wk, v128.load(yo)));
-          }
-        }
+        v128.store(yo, a0); v128.store(yo + xrow, a1); v128.store(yo + 2 * xrow, a2); v128.store(yo + 3 * xrow, a3);
       }
     }
   }
-  for (; c < c1; c++) {
+  for (let c = cEnd; c < c1; c++) {
     const wc = w + (<usize>c * <usize>kernel << 2), sc = state + (<usize>c * <usize>h << 2);
     for (let t = 0; t < nTok; t++) {
       let s: f32 = 0;

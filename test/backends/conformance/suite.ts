@@ -262,8 +262,9 @@ export function buildCases(o: SuiteOptions): CaseSpec[] {
     }), m);
   }
   // ssm_conv and gated_delta_net: a prompt, then one-token steps, the state carried from step to step
+  // (14 tokens: the cpu kernel's tiles of 4 tokens after the first kernel-1, and a partial one)
   for (const [channels, kernel] of (full ? [[37, 3], [64, 4]] : [[37, 3]]) as [number, number][]) {
-    for (const m of toks(full ? [1, 5] : [5])) {
+    for (const m of toks(full ? [1, 5, 14] : [5])) {
       add('ssm_conv', `${channels} channels, width ${kernel}, 3 steps of ${m}`, (nTok, r) => {
         const c = single(nTok, (b) => {
           const st = b.leaf('conv', 'state', 'f32', [(kernel - 1) * channels]);
