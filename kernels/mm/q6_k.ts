@@ -242,140 +242,119 @@ import { TOUCH_DIST, touch_ahead } from './touch';
   store<f32>(y, hsum_float_8(f32x4_of(c0, c1), f32x4_of(c2, c3)));
   store<f32>(y + ys, hsum_float_8(f32x4_of(e0, e1), f32x4_of(e2, e3)));
 }
-// dot_q6_K's order for 4 activation rows (tokens) at once (relaxed SIMD: the 6-bit values decoded once for
-// the 4, each token's relaxed dot products and lane sums exactly as dot_q6_K's): several sequences' decode
-// tokens batched together keep their one-token results while sharing the weight decode. Each token keeps
-// its own 8 fmaf lanes and hsum_float_8; a/ax: token 0's Q8_K row, the next tokens as bytes apart.
-@inline function q6_mins(s16l: v128, s16h: v128, a: usize, hi: bool): v128 {
-  return i32x4.mul(i32x4.dot_i16x8_s(hi ? s16h : s16l, v128.load(a + (hi ? 276 : 260))), i32x4.splat(-32));
+// one 16-value group (x: the 6-bit values, the 7-bit operand) of one token: its i8 x i7 pair products summed
+// on i16 lanes (|.| <= 2*63*128), times the group's scale (k: an i16 splat) and pair-summed into acc (pmaddwd)
+@inline function q6_gt(acc: v128, x: v128, k: v128, aq: usize): v128 {
+  return i32x4.add(acc, q6_g(x, k, aq));
 }
+@inline function q6_g(x: v128, k: v128, aq: usize): v128 {
+  return i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq), x), k);
+}
+// dot_q6_K_rx's integers and f32 chain for 4 activation rows (tokens) at once: the 6-bit values decoded once
+// for the 4, every token's 8 lanes the same exact integers (i32 sums in another order: exact) and the same
+// f32 operations per lane. The even steps (ggml's lanes 0..3) of all 4 tokens run first, then the odd steps
+// (lanes 4..7): 4 integer accumulators live at a time instead of 8 (V8 spilled them). d0..d3: the 16 scales as
+// i16, each twice, so a group's scale splat is one pshufd. The mins term once per half-block (-(x << 5) . bsums).
+// The store of a lane into the result slot (overwritten at the end) after each group pins the next group's
+// loads after it: V8 would otherwise hoist all 64 activation loads of a block to its start and spill them.
 @inline function dot4v_q6_K(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize): void {
   // the 4 tokens' 8 fmaf lanes (two f32x4 each; relaxed build only: fmaf = relaxed_madd, checked fused at start-up)
   let c0l = f32x4.splat(0), c0h = c0l, c1l = c0l, c1h = c0l, c2l = c0l, c2h = c0l, c3l = c0l, c3h = c0l;
   const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
-  const a1 = as, a2 = 2 * as, a3 = 3 * as;
   const end = w + <usize>nb * 210;
+  let a0 = a, a1 = a + as, a2 = a + 2 * as, a3 = a + 3 * as;
   while (w < end) {
     const dw = h2f(load<u16>(w, 208));
     const scv = v128.load(w, 192);
     const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
-    let t0l = q6_mins(s16l, s16h, a, false), t0h = q6_mins(s16l, s16h, a, true);
-    let t1l = q6_mins(s16l, s16h, a + a1, false), t1h = q6_mins(s16l, s16h, a + a1, true);
-    let t2l = q6_mins(s16l, s16h, a + a2, false), t2h = q6_mins(s16l, s16h, a + a2, true);
-    let t3l = q6_mins(s16l, s16h, a + a3, false), t3h = q6_mins(s16l, s16h, a + a3, true);
-    const ev = i8x16.shuffle(s16l, s16h, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29);
-    const od = i8x16.shuffle(s16l, s16h, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
-    let u0 = ev, u1 = od, u2 = i8x16.shuffle(ev, ev, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7), u3 = i8x16.shuffle(od, od, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    let ql = w, qh = w + 128, aq = a + 4;
-    // one 16-value group at a time for the 4 tokens, each straight into its lanes (even steps l, odd h).
-    // The stores of a lane into the result slots (overwritten at the end) pin each group's arithmetic
-    // before the next group's loads: V8 would otherwise hoist all loads of a step and spill them.
-    for (let k = 0; k < 4; k += 2) {
+    // half 0 (lanes 0..3): steps 0 and 2
+    {
+      const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+      const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+      const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      let t0: v128, t1: v128, t2: v128, t3: v128;
       {
-        const x = v128.or(v128.and(v128.load(ql), m4), v128.and(i16x8.shl(v128.load(qh), 4), m30)), kk = q6_k1(u0);
-        t0l = i32x4.add(t0l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 0), x), kk));
-        t1l = i32x4.add(t1l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 0), x), kk));
-        t2l = i32x4.add(t2l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 0), x), kk));
-        t3l = i32x4.add(t3l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 0), x), kk));
-        store<i32>(y, i32x4.extract_lane(t0l, 0));
-        store<i32>(y + ys, i32x4.extract_lane(t1l, 0));
-        store<i32>(y + 2 * ys, i32x4.extract_lane(t2l, 0));
-        store<i32>(y + 3 * ys, i32x4.extract_lane(t3l, 0));
+        const qa = v128.load(w, 0), h = v128.load(w, 128);
+        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d0, d0, 0, 0, 0, 0);
+        t0 = q6_g(x, k, a0 + 4); t1 = q6_g(x, k, a1 + 4); t2 = q6_g(x, k, a2 + 4); t3 = q6_g(x, k, a3 + 4); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d1, d1, 0, 0, 0, 0);
+        t0 = q6_gt(t0, x, k, a0 + 68); t1 = q6_gt(t1, x, k, a1 + 68); t2 = q6_gt(t2, x, k, a2 + 68); t3 = q6_gt(t3, x, k, a3 + 68); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        const qb = v128.load(w, 32);
+        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d0, d0, 2, 2, 2, 2);
+        t0 = q6_gt(t0, x, k, a0 + 36); t1 = q6_gt(t1, x, k, a1 + 36); t2 = q6_gt(t2, x, k, a2 + 36); t3 = q6_gt(t3, x, k, a3 + 36); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d1, d1, 2, 2, 2, 2);
+        t0 = q6_gt(t0, x, k, a0 + 100); t1 = q6_gt(t1, x, k, a1 + 100); t2 = q6_gt(t2, x, k, a2 + 100); t3 = q6_gt(t3, x, k, a3 + 100); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
       }
       {
-        const x = v128.or(v128.and(v128.load(ql, 32), m4), v128.and(i16x8.shl(v128.load(qh), 2), m30)), kk = q6_k2(u0);
-        t0l = i32x4.add(t0l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 32), x), kk));
-        t1l = i32x4.add(t1l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 32), x), kk));
-        t2l = i32x4.add(t2l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 32), x), kk));
-        t3l = i32x4.add(t3l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 32), x), kk));
-        store<i32>(y, i32x4.extract_lane(t0l, 0));
-        store<i32>(y + ys, i32x4.extract_lane(t1l, 0));
-        store<i32>(y + 2 * ys, i32x4.extract_lane(t2l, 0));
-        store<i32>(y + 3 * ys, i32x4.extract_lane(t3l, 0));
+        const qa = v128.load(w, 64), h = v128.load(w, 160);
+        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d2, d2, 0, 0, 0, 0);
+        t0 = q6_gt(t0, x, k, a0 + 132); t1 = q6_gt(t1, x, k, a1 + 132); t2 = q6_gt(t2, x, k, a2 + 132); t3 = q6_gt(t3, x, k, a3 + 132); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d3, d3, 0, 0, 0, 0);
+        t0 = q6_gt(t0, x, k, a0 + 196); t1 = q6_gt(t1, x, k, a1 + 196); t2 = q6_gt(t2, x, k, a2 + 196); t3 = q6_gt(t3, x, k, a3 + 196); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        const qb = v128.load(w, 96);
+        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d2, d2, 2, 2, 2, 2);
+        t0 = q6_gt(t0, x, k, a0 + 164); t1 = q6_gt(t1, x, k, a1 + 164); t2 = q6_gt(t2, x, k, a2 + 164); t3 = q6_gt(t3, x, k, a3 + 164); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d3, d3, 2, 2, 2, 2);
+        t0 = q6_gt(t0, x, k, a0 + 228); t1 = q6_gt(t1, x, k, a1 + 228); t2 = q6_gt(t2, x, k, a2 + 228); t3 = q6_gt(t3, x, k, a3 + 228); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
       }
-      {
-        const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql), 4), m4), v128.and(v128.load(qh), m30)), kk = q6_k3(u0);
-        t0l = i32x4.add(t0l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 64), x), kk));
-        t1l = i32x4.add(t1l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 64), x), kk));
-        t2l = i32x4.add(t2l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 64), x), kk));
-        t3l = i32x4.add(t3l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 64), x), kk));
-        store<i32>(y, i32x4.extract_lane(t0l, 0));
-        store<i32>(y + ys, i32x4.extract_lane(t1l, 0));
-        store<i32>(y + 2 * ys, i32x4.extract_lane(t2l, 0));
-        store<i32>(y + 3 * ys, i32x4.extract_lane(t3l, 0));
-      }
-      {
-        const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql, 32), 4), m4), v128.and(i16x8.shr_u(v128.load(qh), 2), m30)), kk = q6_k4(u0);
-        t0l = i32x4.add(t0l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 96), x), kk));
-        t1l = i32x4.add(t1l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 96), x), kk));
-        t2l = i32x4.add(t2l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 96), x), kk));
-        t3l = i32x4.add(t3l, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 96), x), kk));
-        store<i32>(y, i32x4.extract_lane(t0l, 0));
-        store<i32>(y + ys, i32x4.extract_lane(t1l, 0));
-        store<i32>(y + 2 * ys, i32x4.extract_lane(t2l, 0));
-        store<i32>(y + 3 * ys, i32x4.extract_lane(t3l, 0));
-      }
-      { const tu = u0; u0 = u1; u1 = u2; u2 = u3; u3 = tu; }
-      ql += 16; qh += 16; aq += 16;
-      {
-        const x = v128.or(v128.and(v128.load(ql), m4), v128.and(i16x8.shl(v128.load(qh), 4), m30)), kk = q6_k1(u0);
-        t0h = i32x4.add(t0h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 0), x), kk));
-        t1h = i32x4.add(t1h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 0), x), kk));
-        t2h = i32x4.add(t2h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 0), x), kk));
-        t3h = i32x4.add(t3h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 0), x), kk));
-        store<i32>(y, i32x4.extract_lane(t0h, 0));
-        store<i32>(y + ys, i32x4.extract_lane(t1h, 0));
-        store<i32>(y + 2 * ys, i32x4.extract_lane(t2h, 0));
-        store<i32>(y + 3 * ys, i32x4.extract_lane(t3h, 0));
-      }
-      {
-        const x = v128.or(v128.and(v128.load(ql, 32), m4), v128.and(i16x8.shl(v128.load(qh), 2), m30)), kk = q6_k2(u0);
-        t0h = i32x4.add(t0h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 32), x), kk));
-        t1h = i32x4.add(t1h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 32), x), kk));
-        t2h = i32x4.add(t2h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 32), x), kk));
-        t3h = i32x4.add(t3h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 32), x), kk));
-        store<i32>(y, i32x4.extract_lane(t0h, 0));
-        store<i32>(y + ys, i32x4.extract_lane(t1h, 0));
-        store<i32>(y + 2 * ys, i32x4.extract_lane(t2h, 0));
-        store<i32>(y + 3 * ys, i32x4.extract_lane(t3h, 0));
-      }
-      {
-        const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql), 4), m4), v128.and(v128.load(qh), m30)), kk = q6_k3(u0);
-        t0h = i32x4.add(t0h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 64), x), kk));
-        t1h = i32x4.add(t1h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 64), x), kk));
-        t2h = i32x4.add(t2h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 64), x), kk));
-        t3h = i32x4.add(t3h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 64), x), kk));
-        store<i32>(y, i32x4.extract_lane(t0h, 0));
-        store<i32>(y + ys, i32x4.extract_lane(t1h, 0));
-        store<i32>(y + 2 * ys, i32x4.extract_lane(t2h, 0));
-        store<i32>(y + 3 * ys, i32x4.extract_lane(t3h, 0));
-      }
-      {
-        const x = v128.or(v128.and(i16x8.shr_u(v128.load(ql, 32), 4), m4), v128.and(i16x8.shr_u(v128.load(qh), 2), m30)), kk = q6_k4(u0);
-        t0h = i32x4.add(t0h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq, 96), x), kk));
-        t1h = i32x4.add(t1h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a1, 96), x), kk));
-        t2h = i32x4.add(t2h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a2, 96), x), kk));
-        t3h = i32x4.add(t3h, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq + a3, 96), x), kk));
-        store<i32>(y, i32x4.extract_lane(t0h, 0));
-        store<i32>(y + ys, i32x4.extract_lane(t1h, 0));
-        store<i32>(y + 2 * ys, i32x4.extract_lane(t2h, 0));
-        store<i32>(y + 3 * ys, i32x4.extract_lane(t3h, 0));
-      }
-      { const tu = u0; u0 = u1; u1 = u2; u2 = u3; u3 = tu; }
-      ql += 48; qh += 16; aq += 112;
+      const ms = i16x8.shl(s16l, 5);
+      t0 = i32x4.sub(t0, i32x4.dot_i16x8_s(ms, v128.load(a0, 260))); t1 = i32x4.sub(t1, i32x4.dot_i16x8_s(ms, v128.load(a1, 260)));
+      t2 = i32x4.sub(t2, i32x4.dot_i16x8_s(ms, v128.load(a2, 260))); t3 = i32x4.sub(t3, i32x4.dot_i16x8_s(ms, v128.load(a3, 260)));
+      c0l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0), f32x4.splat(load<f32>(a0) * dw), c0l);
+      c1l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1), f32x4.splat(load<f32>(a1) * dw), c1l);
+      c2l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t2), f32x4.splat(load<f32>(a2) * dw), c2l);
+      c3l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t3), f32x4.splat(load<f32>(a3) * dw), c3l);
     }
-    const d0 = f32x4.splat(load<f32>(a) * dw), d1 = f32x4.splat(load<f32>(a + a1) * dw);
-    const d2 = f32x4.splat(load<f32>(a + a2) * dw), d3 = f32x4.splat(load<f32>(a + a3) * dw);
-    c0l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0l), d0, c0l); c0h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0h), d0, c0h);
-    c1l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1l), d1, c1l); c1h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1h), d1, c1h);
-    c2l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t2l), d2, c2l); c2h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t2h), d2, c2h);
-    c3l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t3l), d3, c3l); c3h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t3h), d3, c3h);
-    w += 210; a += 292;
+    // half 1 (lanes 4..7): steps 1 and 3
+    {
+      const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+      const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+      const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      let t0: v128, t1: v128, t2: v128, t3: v128;
+      {
+        const qa = v128.load(w, 16), h = v128.load(w, 144);
+        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d0, d0, 1, 1, 1, 1);
+        t0 = q6_g(x, k, a0 + 20); t1 = q6_g(x, k, a1 + 20); t2 = q6_g(x, k, a2 + 20); t3 = q6_g(x, k, a3 + 20); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d1, d1, 1, 1, 1, 1);
+        t0 = q6_gt(t0, x, k, a0 + 84); t1 = q6_gt(t1, x, k, a1 + 84); t2 = q6_gt(t2, x, k, a2 + 84); t3 = q6_gt(t3, x, k, a3 + 84); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        const qb = v128.load(w, 48);
+        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d0, d0, 3, 3, 3, 3);
+        t0 = q6_gt(t0, x, k, a0 + 52); t1 = q6_gt(t1, x, k, a1 + 52); t2 = q6_gt(t2, x, k, a2 + 52); t3 = q6_gt(t3, x, k, a3 + 52); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d1, d1, 3, 3, 3, 3);
+        t0 = q6_gt(t0, x, k, a0 + 116); t1 = q6_gt(t1, x, k, a1 + 116); t2 = q6_gt(t2, x, k, a2 + 116); t3 = q6_gt(t3, x, k, a3 + 116); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+      }
+      {
+        const qa = v128.load(w, 80), h = v128.load(w, 176);
+        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d2, d2, 1, 1, 1, 1);
+        t0 = q6_gt(t0, x, k, a0 + 148); t1 = q6_gt(t1, x, k, a1 + 148); t2 = q6_gt(t2, x, k, a2 + 148); t3 = q6_gt(t3, x, k, a3 + 148); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d3, d3, 1, 1, 1, 1);
+        t0 = q6_gt(t0, x, k, a0 + 212); t1 = q6_gt(t1, x, k, a1 + 212); t2 = q6_gt(t2, x, k, a2 + 212); t3 = q6_gt(t3, x, k, a3 + 212); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        const qb = v128.load(w, 112);
+        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d2, d2, 3, 3, 3, 3);
+        t0 = q6_gt(t0, x, k, a0 + 180); t1 = q6_gt(t1, x, k, a1 + 180); t2 = q6_gt(t2, x, k, a2 + 180); t3 = q6_gt(t3, x, k, a3 + 180); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d3, d3, 3, 3, 3, 3);
+        t0 = q6_gt(t0, x, k, a0 + 244); t1 = q6_gt(t1, x, k, a1 + 244); t2 = q6_gt(t2, x, k, a2 + 244); t3 = q6_gt(t3, x, k, a3 + 244); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+      }
+      const ms = i16x8.shl(s16h, 5);
+      t0 = i32x4.sub(t0, i32x4.dot_i16x8_s(ms, v128.load(a0, 276))); t1 = i32x4.sub(t1, i32x4.dot_i16x8_s(ms, v128.load(a1, 276)));
+      t2 = i32x4.sub(t2, i32x4.dot_i16x8_s(ms, v128.load(a2, 276))); t3 = i32x4.sub(t3, i32x4.dot_i16x8_s(ms, v128.load(a3, 276)));
+      c0h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0), f32x4.splat(load<f32>(a0) * dw), c0h);
+      c1h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1), f32x4.splat(load<f32>(a1) * dw), c1h);
+      c2h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t2), f32x4.splat(load<f32>(a2) * dw), c2h);
+      c3h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t3), f32x4.splat(load<f32>(a3) * dw), c3h);
+    }
+    w += 210; a0 += 292; a1 += 292; a2 += 292; a3 += 292;
   }
   store<f32>(y, hsum_float_8(c0l, c0h));
   store<f32>(y + ys, hsum_float_8(c1l, c1h));
   store<f32>(y + 2 * ys, hsum_float_8(c2l, c2h));
   store<f32>(y + 3 * ys, hsum_float_8(c3l, c3h));
+}
+// ggml's mins term of one token's half super-block (hi: sub-blocks 8..15): -32 * (sc . bsums) on i32 lanes
+@inline function q6_mins(s16l: v128, s16h: v128, a: usize, hi: bool): v128 {
+  return i32x4.mul(i32x4.dot_i16x8_s(hi ? s16h : s16l, v128.load(a + (hi ? 276 : 260))), i32x4.splat(-32));
 }
 // the prompt-batch GEMM for 8 tokens per weight decode (relaxed SIMD), each token exactly dot4v_q6_K's (and
 // dot_q6_K's) integer lanes and f32 chains: the even steps (lanes 0..3) for the 8 tokens, then the odd steps
