@@ -31,8 +31,22 @@ const { values } = parseArgs({
     p: { type: 'string', short: 'p', default: '128' }, n: { type: 'string', short: 'n', default: '64' },
     t: { type: 'string', short: 't', default: '2' }, r: { type: 'string', short: 'r', default: '3' },
     engines: { type: 'string', default: 'gguf-edge,wllama' }, out: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
   },
 });
+if (values.help) {
+  process.stdout.write(`Usage: npm run bench:web -- [options]
+  The browser build (gguf-edge's web bundle) vs wllama (peers/, pinned 3.8.1) in Debian's Chromium, same page harness and files.
+  --models SPEC,...   synthetic SHAPE:TYPE models (default qwen3-0.6b:q4_k_m,llama-3.2-1b:q4_0)
+  -p N                prompt tokens of the pp test (default 128)
+  -n N                generated tokens of the tg test (default 64)
+  -t N                threads (web workers) of both engines (default 2)
+  -r N                timed runs per test and engine (default 3)
+  --engines LIST      gguf-edge,wllama (default both)
+  --out FILE          also write the markdown report to FILE
+`);
+  process.exit(0);
+}
 const pp = Number(values.p), tg = Number(values.n), threads = Number(values.t), reps = Number(values.r);
 const engines = values.engines!.split(',');
 const wllamaDir = peerPath('@wllama/wllama', 'esm');
