@@ -54,14 +54,16 @@ export function attn_flash_q8(r0: i32, r1: i32, pp: usize): void {
       }
       // VKQ = fmaf(q * d, vs, VKQ): q * d is exact in f32 (8 x 11 bits), its product by vs exact in f64
       let vp = v + <usize>j * kvs + kvo, ap = acc;
-      const vd = f64x2.splat(<f64>vs);
+      const vd = f64x2.splat(<f64>vs), vs4 = f32x4.splat(vs);
       for (let b = 0; b < nb; b++) {
         const d = f32x4.splat(h2f(load<u16>(vp)));
         const qp = q4 ? unpack_q4_0(vp, ub) : vp;
         for (let g: usize = 0; g < 32; g += 4) {
           const vv = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(i16x8.extend_low_i8x16_s(v128.load32_zero(qp + 2 + g)))), d);
           const a = v128.load(ap);
-          v128.store(ap, f32x4_of(fma2(f64x2.mul(lo_f64(vv), vd), lo_f64(a)), fma2(f64x2.mul(hi_f64(vv), vd), hi_f64(a))));
+          // relaxed build: relaxed_madd is fused (checked at start-up): fmaf on 4 lanes, the same bits
+          if (ASC_FEATURE_RELAXED_SIMD) v128.store(ap, f32x4.relaxed_madd(vv, vs4, a));
+          else v128.store(ap, f32x4_of(fma2(f64x2.mul(lo_f64(vv), vd), lo_f64(a)), fma2(f64x2.mul(hi_f64(vv), vd), hi_f64(a))));
           ap += 16;
         }
         vp += bb;
