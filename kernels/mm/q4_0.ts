@@ -3,7 +3,6 @@ import { h2f4_if, scales4_normal } from '../common/f16-scale';
 import { f32x4_of, fma2_tie, fma4, fmaf, hi_f64, lo_f64, round2, tie_any } from '../common/fmaf';
 import { hs2_i32, hs4_i32, hsum4_i32, hsum_i32x4 } from '../common/simd';
 import { ROW_TILE } from './tile';
-import { TOUCH_DIST } from './touch';
 
 // unsigned nibbles of one Q4_0 block (16 bytes at q) . 32 int8 activations at a -> i32x4 partial sums
 @inline function q4_block(q: usize, a: usize): v128 {
@@ -80,7 +79,7 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
 }
 // 4 rows of a Q4_0r4 group against one activation row (Q8_0 quants at a, aux table at ax): 4 results at y
 // (normal: every scale of the group is a normal f16, see scales4_normal)
-// tl: the last address a touch-ahead load may start at minus 64 (two u32 loads per 72-byte block, TOUCH_DIST
+// tl: the last address a touch-ahead load may start at minus 64 (two u32 loads per 72-byte block, Q4R4_TOUCH
 // ahead, spread over the blocks: a burst of a group's 72 touches at its start stalled the window on the misses)
 @inline function dot4_q4_0r4_s(w: usize, a: usize, ax: usize, nb: i32, y: usize, exact: bool, normal: bool, tl: usize): void {
   let c0 = f64x2.splat(0), c1 = c0;
@@ -88,7 +87,7 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   let cp = ax + (<usize>nb << 2), dp = ax, ap = ax + <usize>nb * 20, aq = a + 2;
   const we = w + <usize>nb * 72;
   while (w < we) {
-    const q = min(w + TOUCH_DIST, tl);
+    const q = min(w + Q4R4_TOUCH, tl);
     t |= load<u32>(q) | load<u32>(q, 64);
     const d4 = f32x4.mul(h2f4_if(v128.load16x4_u(w), normal), v128.load32_splat(dp));
     const sums = i32x4.sub(q4r4_sums(w, ap, aq), v128.load32_splat(cp));
@@ -113,6 +112,9 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   store<u32>(y, t);
   v128.store(y, q4r4_result(c0, c1, exact));
 }
+// touch-ahead distance of the Q4_0r4 one-token loop: 6 KiB, not touch.ts's 16 KiB (CPU-time A/B, 1 thread,
+// 2048 columns from DRAM: 16384 7.4 GB/s, 8192 9.6, 6144 10.8, 4096 8.5, 2048 worse; 2 threads 1.36x)
+const Q4R4_TOUCH: usize = 6144;
 // the four specializations through functions of their own: written as one inlined if/else on the flag,
 // Binaryen folds the two scale variants back into one loop that tests the flag every block (seen in the
 // wasm and in perf); through these functions (which it inlines later) the loops stay apart
