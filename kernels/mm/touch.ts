@@ -6,9 +6,9 @@
 // before `end` (the thread's weight slice end): never out of bounds, never into another tensor's range.
 export const TOUCH_DIST: usize = 16384;
 // the lines of [p + TOUCH_DIST, p + TOUCH_DIST + n) below end
-@inline export function touch_ahead(p: usize, n: usize, end: usize): u32 {
+@inline export function touch_ahead(p: usize, n: usize, end: usize, dist: usize = TOUCH_DIST): u32 {
   let t: u32 = 0;
-  let q = p + TOUCH_DIST;
+  let q = p + dist;
   const e = min(q + n, end - 3);
   while (q < e) { t |= load<u32>(q); q += 64; }
   return t;
