@@ -77,9 +77,32 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
 // weight stream per 4 rows (4 separate short row streams defeat the hardware prefetcher at ~1 KiB rows) ----
 // tl: the last address a touch-ahead load may start at minus 64 (two u32 loads per block, TOUCH_DIST
 // ahead, spread over the blocks: a burst of a group's touches at its start stalled the window on the misses)
+@inline function dot4_q8_0r4f_exact(w: usize, ax: usize, nb: i32, y: usize): void {
+  let c = f32x4.splat(0);
+  let dp = ax, ap = ax + <usize>nb * 20;
+  const we = w + <usize>nb * 136;
+  while (w < we) {
+    let p0 = i32x4.splat(0), p1 = p0, p2 = p0, p3 = p0;
+    for (let k: usize = 0; k < 32; k += 8) {
+      const a0 = v128.load(ap + (k << 1));
+      p0 = i32x4.add(p0, i32x4.dot_i16x8_s(v128.load8x8_s(w + 8 + k), a0));
+      p1 = i32x4.add(p1, i32x4.dot_i16x8_s(v128.load8x8_s(w + 40 + k), a0));
+      p2 = i32x4.add(p2, i32x4.dot_i16x8_s(v128.load8x8_s(w + 72 + k), a0));
+      p3 = i32x4.add(p3, i32x4.dot_i16x8_s(v128.load8x8_s(w + 104 + k), a0));
+    }
+    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p0, p1, p2, p3)), f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)))));
+    w += 136; dp += 4; ap += 64;
+  }
+  v128.store(y, c);
+}
+// the 4 f16 scales by shifts (exact for finite halves: ((h << 16) >> 3) with bits
+// 30..28 cleared is the f32 with the half's bits, 2^112 rebiases, subnormals included); an inf/NaN scale (top
+// of h << 17 at or above 0xf8000000) reruns the group with the exact conversion
 @inline function dot4_q8_0r4f(w: usize, ax: usize, nb: i32, y: usize, tl: usize): void {
   let c = f32x4.splat(0);
   let t: u32 = 0;
+  let hm = i32x4.splat(0);
+  const wg = w;
   let dp = ax, ap = ax + <usize>nb * 20;
   const we = w + <usize>nb * 136;
   while (w < we) {
@@ -93,11 +116,15 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
       p2 = i32x4.add(p2, i32x4.dot_i16x8_s(v128.load8x8_s(w + 72 + k), a0));
       p3 = i32x4.add(p3, i32x4.dot_i16x8_s(v128.load8x8_s(w + 104 + k), a0));
     }
-    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p0, p1, p2, p3)), f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)))));
+    const hs = i32x4.shl(v128.load16x4_u(w), 16);
+    hm = i32x4.max_u(hm, i32x4.add(hs, hs));
+    const dw = f32x4.mul(v128.and(i32x4.shr_s(hs, 3), i32x4.splat(0x8fffffff)), f32x4.splat(reinterpret<f32>(0x77800000)));
+    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p0, p1, p2, p3)), f32x4.mul(dw, f32x4.splat(load<f32>(dp)))));
     w += 136; dp += 4; ap += 64;
   }
   store<u32>(y, t);
   v128.store(y, c);
+  if (v128.any_true(i32x4.ge_u(hm, i32x4.splat(0xf8000000)))) dot4_q8_0r4f_exact(wg, ax, nb, y);
 }
 // 4 rows x 2 tokens
 @inline function dot4x2_q8_0r4f(w: usize, ax: usize, axs: usize, nb: i32, y: usize, ys: usize): void {
