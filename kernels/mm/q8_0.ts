@@ -98,6 +98,7 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
 // the 4 f16 scales by shifts (exact for finite halves: ((h << 16) >> 3) with bits
 // 30..28 cleared is the f32 with the half's bits, 2^112 rebiases, subnormals included); an inf/NaN scale (top
 // of h << 17 at or above 0xf8000000) reruns the group with the exact conversion
+const Q8R4_TOUCH: usize = 6144;
 @inline function dot4_q8_0r4f(w: usize, ax: usize, nb: i32, y: usize, tl: usize): void {
   let c = f32x4.splat(0);
   let t: u32 = 0;
@@ -106,7 +107,7 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
   let dp = ax, ap = ax + <usize>nb * 20;
   const we = w + <usize>nb * 136;
   while (w < we) {
-    const q = min(w + TOUCH_DIST, tl);
+    const q = min(w + Q8R4_TOUCH, tl);
     t |= load<u32>(q) | load<u32>(q, 64);
     let p0 = i32x4.splat(0), p1 = p0, p2 = p0, p3 = p0;
     for (let k: usize = 0; k < 32; k += 8) {
