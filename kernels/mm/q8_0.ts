@@ -151,6 +151,13 @@ const Q8R4_TOUCH: usize = 6144;
   v128.store(y, c0);
   v128.store(y + ys, c1);
 }
+// h2f4's bits in 8 ops instead of ~19 (the GEMM converts each block's 4 scales once per 4 tokens): sign,
+// exponent and mantissa moved into f32 position by shifts, rebiased by an exact multiply by 2^112 (f16
+// subnormals become exact f32 products; they are rare as Q8_0 scales), exponent 31 (inf/nan) forced to 255
+@inline function h2f4_q8(hv: v128): v128 {
+  const f = f32x4.mul(v128.and(i32x4.shr_s(i32x4.shl(hv, 16), 3), i32x4.splat(0x8fffffff)), f32x4.splat(reinterpret<f32>(0x77800000)));
+  return v128.or(f, v128.and(i32x4.eq(v128.and(hv, i32x4.splat(0x7c00)), i32x4.splat(0x7c00)), i32x4.splat(0x7f800000)));
+}
 // rows [r0, r1) are whole groups of 4 (dispatched with align 4)
 // 4 rows x 4 tokens: per 4 values, 2 rows' quants side by side widened to i16 ([r0 x4][r1 x4]: one shuffle and
 // two widenings per 16 bytes, shared by the 4 tokens) . a splat of the token's 4 widened quants: i32 lanes
@@ -211,7 +218,7 @@ const Q8R4_TOUCH: usize = 6144;
     at = v128.load64_splat(ap + 1 * axs, 56); a1 = i32x4.add(a1, i32x4.dot_i16x8_s(wa, at)); b1 = i32x4.add(b1, i32x4.dot_i16x8_s(wb, at));
     at = v128.load64_splat(ap + 2 * axs, 56); a2 = i32x4.add(a2, i32x4.dot_i16x8_s(wa, at)); b2 = i32x4.add(b2, i32x4.dot_i16x8_s(wb, at));
     at = v128.load64_splat(ap + 3 * axs, 56); a3 = i32x4.add(a3, i32x4.dot_i16x8_s(wa, at)); b3 = i32x4.add(b3, i32x4.dot_i16x8_s(wb, at));
-    const dw = h2f4(v128.load16x4_u(w));
+    const dw = h2f4_q8(v128.load16x4_u(w));
     c0 = f32x4.add(c0, f32x4.mul(f32x4.convert_i32x4_s(i32x4.add(i32x4.shuffle(a0, b0, 0, 2, 4, 6), i32x4.shuffle(a0, b0, 1, 3, 5, 7))), f32x4.mul(dw, v128.load32_splat(dp + 0 * axs))));
     c1 = f32x4.add(c1, f32x4.mul(f32x4.convert_i32x4_s(i32x4.add(i32x4.shuffle(a1, b1, 0, 2, 4, 6), i32x4.shuffle(a1, b1, 1, 3, 5, 7))), f32x4.mul(dw, v128.load32_splat(dp + 1 * axs))));
     c2 = f32x4.add(c2, f32x4.mul(f32x4.convert_i32x4_s(i32x4.add(i32x4.shuffle(a2, b2, 0, 2, 4, 6), i32x4.shuffle(a2, b2, 1, 3, 5, 7))), f32x4.mul(dw, v128.load32_splat(dp + 2 * axs))));
