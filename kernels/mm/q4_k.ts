@@ -657,6 +657,84 @@ const Q4K_TOUCH: usize = 2560;
   store<f32>(y + 2 * ys, f32x4.extract_lane(r, 2));
   store<f32>(y + 3 * ys, f32x4.extract_lane(r, 3));
 }
+// dot4v_q4_K_rx for 2 (three = false) or 3 sequences' decode tokens (partial batches of -np 4): lanes 0-2
+// of the same vector operations as dot4v (each lane its token's exact integers and f32 operations, so the
+// same bits as the one-token kernel), the weights decoded once for all the tokens
+@inline function dot3v_q4_K_rx(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize, exact: bool, three: bool): void {
+  let acc = f32x4.splat(0), accm = acc;
+  const mb = i8x16.splat(0x0f);
+  const end = w + <usize>nb * 144;
+  let a0 = a, a1 = a + as, a2 = three ? a + 2 * as : a + as;
+  let hd = f32x4.splat(0);
+  let pair = false;
+  while (w < end) {
+    // [d, dmin] of this block and the next (lanes 0, 1 / 2, 3), converted every other block
+    if (!pair) {
+      const h = w + 144 < end ? v128.load32_lane(w + 144, v128.load32_zero(w), 1) : v128.load32_zero(w);
+      hd = h2f4(i32x4.extend_low_i16x8_u(h));
+    } else hd = i32x4.shuffle(hd, hd, 2, 3, 0, 1);
+    pair = !pair;
+    let ad = f32x4.splat(load<f32>(a0));
+    ad = f32x4.replace_lane(ad, 1, load<f32>(a1));
+    ad = f32x4.replace_lane(ad, 2, load<f32>(a2));
+    const d = f32x4.mul(i32x4.shuffle(hd, hd, 0, 0, 0, 0), ad);
+    const dmin = f32x4.mul(i32x4.shuffle(hd, hd, 1, 1, 1, 1), ad);
+    const smv = k4_scales_v(w + 4);
+    const s16 = i16x8.extend_low_i8x16_u(smv);
+    const e0 = i16x8.shuffle(s16, s16, 0, 0, 1, 1, 2, 2, 3, 3), e1 = i16x8.shuffle(s16, s16, 4, 4, 5, 5, 6, 6, 7, 7);
+    let s0: v128, s1: v128, s2: v128;
+    {
+      const v0 = v128.load(w, 16), v1 = v128.load(w, 32);
+      const l0 = v128.and(v0, mb), l1 = v128.and(v1, mb), h0 = v128.and(i16x8.shr_u(v0, 4), mb), h1 = v128.and(i16x8.shr_u(v1, 4), mb);
+      const sl = i32x4.shuffle(e0, e0, 0, 0, 0, 0), sh = i32x4.shuffle(e0, e0, 1, 1, 1, 1);
+      s0 = q4k_sub(a0 + 4, l0, l1, h0, h1, sl, sh);
+      s1 = q4k_sub(a1 + 4, l0, l1, h0, h1, sl, sh);
+      store<i32>(y, i32x4.extract_lane(v128.or(s0, s1), 0));
+      s2 = three ? q4k_sub(a2 + 4, l0, l1, h0, h1, sl, sh) : s1;
+    }
+    {
+      const v0 = v128.load(w, 48), v1 = v128.load(w, 64);
+      const l0 = v128.and(v0, mb), l1 = v128.and(v1, mb), h0 = v128.and(i16x8.shr_u(v0, 4), mb), h1 = v128.and(i16x8.shr_u(v1, 4), mb);
+      const sl = i32x4.shuffle(e0, e0, 2, 2, 2, 2), sh = i32x4.shuffle(e0, e0, 3, 3, 3, 3);
+      s0 = i32x4.add(s0, q4k_sub(a0 + 68, l0, l1, h0, h1, sl, sh));
+      s1 = i32x4.add(s1, q4k_sub(a1 + 68, l0, l1, h0, h1, sl, sh));
+      store<i32>(y, i32x4.extract_lane(v128.or(s0, s1), 0));
+      if (three) s2 = i32x4.add(s2, q4k_sub(a2 + 68, l0, l1, h0, h1, sl, sh));
+    }
+    {
+      const v0 = v128.load(w, 80), v1 = v128.load(w, 96);
+      const l0 = v128.and(v0, mb), l1 = v128.and(v1, mb), h0 = v128.and(i16x8.shr_u(v0, 4), mb), h1 = v128.and(i16x8.shr_u(v1, 4), mb);
+      const sl = i32x4.shuffle(e1, e1, 0, 0, 0, 0), sh = i32x4.shuffle(e1, e1, 1, 1, 1, 1);
+      s0 = i32x4.add(s0, q4k_sub(a0 + 132, l0, l1, h0, h1, sl, sh));
+      s1 = i32x4.add(s1, q4k_sub(a1 + 132, l0, l1, h0, h1, sl, sh));
+      store<i32>(y, i32x4.extract_lane(v128.or(s0, s1), 0));
+      if (three) s2 = i32x4.add(s2, q4k_sub(a2 + 132, l0, l1, h0, h1, sl, sh));
+    }
+    {
+      const v0 = v128.load(w, 112), v1 = v128.load(w, 128);
+      const l0 = v128.and(v0, mb), l1 = v128.and(v1, mb), h0 = v128.and(i16x8.shr_u(v0, 4), mb), h1 = v128.and(i16x8.shr_u(v1, 4), mb);
+      const sl = i32x4.shuffle(e1, e1, 2, 2, 2, 2), sh = i32x4.shuffle(e1, e1, 3, 3, 3, 3);
+      s0 = i32x4.add(s0, q4k_sub(a0 + 196, l0, l1, h0, h1, sl, sh));
+      s1 = i32x4.add(s1, q4k_sub(a1 + 196, l0, l1, h0, h1, sl, sh));
+      store<i32>(y, i32x4.extract_lane(v128.or(s0, s1), 0));
+      if (three) s2 = i32x4.add(s2, q4k_sub(a2 + 196, l0, l1, h0, h1, sl, sh));
+    }
+    const isum = f32x4.convert_i32x4_s(hsum4_i32(s0, s1, three ? s2 : s1, s1));
+    const mins = f32x4.convert_i32x4_s(hsum4_i32(k4_mins_lanes(smv, a0), k4_mins_lanes(smv, a1), three ? k4_mins_lanes(smv, a2) : i32x4.splat(0), i32x4.splat(0)));
+    if (exact) {
+      acc = f32x4.relaxed_madd(isum, d, acc);
+      accm = f32x4.relaxed_madd(mins, dmin, accm);
+    } else {
+      acc = f32x4.add(acc, f32x4.mul(isum, d));
+      accm = f32x4.add(accm, f32x4.mul(mins, dmin));
+    }
+    w += 144; a0 += 292; a1 += 292; a2 += 292;
+  }
+  const r = f32x4.sub(acc, accm);
+  store<f32>(y, f32x4.extract_lane(r, 0));
+  store<f32>(y + ys, f32x4.extract_lane(r, 1));
+  if (three) store<f32>(y + 2 * ys, f32x4.extract_lane(r, 2));
+}
 // activation rows t < nGemm (a multiple of 4) take the GEMM order, 4 at a time; the rest the GEMV order,
 // whose float side is ggml's (exact) or plain multiply-adds (fast)
 @inline function mm_q4_K_any(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, nGemm: i32, exact: bool): void {
@@ -689,6 +767,17 @@ const Q4K_TOUCH: usize = 2560;
         if (ASC_FEATURE_RELAXED_SIMD) dot4v_q4_K_rx(p, at, as, nb, yt + (<usize>r << 2), ys, exact);
         else dot4v_q4_K(p, at, as, xt, axs, nb, yt + (<usize>r << 2), ys, exact);
       }
+    }
+    if (ASC_FEATURE_RELAXED_SIMD && nTok - t >= 2) {
+      const at = a + <usize>t * as, yt = y + <usize>t * ys;
+      const three = nTok - t == 3;
+      for (let r = rt; r < re; r++) {
+        const p = w + <usize>r * ws;
+        store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend));
+        if (three) dot3v_q4_K_rx(p, at, as, nb, yt + (<usize>r << 2), ys, exact, true);
+        else dot3v_q4_K_rx(p, at, as, nb, yt + (<usize>r << 2), ys, exact, false);
+      }
+      t = nTok;
     }
     for (; t < nTok; t++) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;

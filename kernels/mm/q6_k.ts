@@ -355,6 +355,187 @@ const Q6K_TOUCH: usize = 4096;
   store<f32>(y + 2 * ys, hsum_float_8(c2l, c2h));
   store<f32>(y + 3 * ys, hsum_float_8(c3l, c3h));
 }
+// dot4v_q6_K for 2 or 3 sequences' decode tokens (partial batches of -np 4): the same integer lanes and f32
+// chains per token (so dot_q6_K_rx's bits), the 6-bit values decoded once for all the tokens
+@inline function dot3v_q6_K(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize): void {
+  // the 4 tokens' 8 fmaf lanes (two f32x4 each; relaxed build only: fmaf = relaxed_madd, checked fused at start-up)
+  let c0l = f32x4.splat(0), c0h = c0l, c1l = c0l, c1h = c0l, c2l = c0l, c2h = c0l;
+  const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
+  const end = w + <usize>nb * 210;
+  let a0 = a, a1 = a + as, a2 = a + 2 * as;
+  while (w < end) {
+    const dw = h2f(load<u16>(w, 208));
+    const scv = v128.load(w, 192);
+    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
+    // half 0 (lanes 0..3): steps 0 and 2
+    {
+      const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+      const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+      const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      let t0: v128, t1: v128, t2: v128;
+      {
+        const qa = v128.load(w, 0), h = v128.load(w, 128);
+        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d0, d0, 0, 0, 0, 0);
+        t0 = q6_g(x, k, a0 + 4); t1 = q6_g(x, k, a1 + 4); t2 = q6_g(x, k, a2 + 4); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d1, d1, 0, 0, 0, 0);
+        t0 = q6_gt(t0, x, k, a0 + 68); t1 = q6_gt(t1, x, k, a1 + 68); t2 = q6_gt(t2, x, k, a2 + 68); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        const qb = v128.load(w, 32);
+        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d0, d0, 2, 2, 2, 2);
+        t0 = q6_gt(t0, x, k, a0 + 36); t1 = q6_gt(t1, x, k, a1 + 36); t2 = q6_gt(t2, x, k, a2 + 36); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d1, d1, 2, 2, 2, 2);
+        t0 = q6_gt(t0, x, k, a0 + 100); t1 = q6_gt(t1, x, k, a1 + 100); t2 = q6_gt(t2, x, k, a2 + 100); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+      }
+      {
+        const qa = v128.load(w, 64), h = v128.load(w, 160);
+        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d2, d2, 0, 0, 0, 0);
+        t0 = q6_gt(t0, x, k, a0 + 132); t1 = q6_gt(t1, x, k, a1 + 132); t2 = q6_gt(t2, x, k, a2 + 132); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d3, d3, 0, 0, 0, 0);
+        t0 = q6_gt(t0, x, k, a0 + 196); t1 = q6_gt(t1, x, k, a1 + 196); t2 = q6_gt(t2, x, k, a2 + 196); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        const qb = v128.load(w, 96);
+        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d2, d2, 2, 2, 2, 2);
+        t0 = q6_gt(t0, x, k, a0 + 164); t1 = q6_gt(t1, x, k, a1 + 164); t2 = q6_gt(t2, x, k, a2 + 164); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d3, d3, 2, 2, 2, 2);
+        t0 = q6_gt(t0, x, k, a0 + 228); t1 = q6_gt(t1, x, k, a1 + 228); t2 = q6_gt(t2, x, k, a2 + 228); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+      }
+      const ms = i16x8.shl(s16l, 5);
+      t0 = i32x4.sub(t0, i32x4.dot_i16x8_s(ms, v128.load(a0, 260))); t1 = i32x4.sub(t1, i32x4.dot_i16x8_s(ms, v128.load(a1, 260)));
+      t2 = i32x4.sub(t2, i32x4.dot_i16x8_s(ms, v128.load(a2, 260)));
+      c0l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0), f32x4.splat(load<f32>(a0) * dw), c0l);
+      c1l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1), f32x4.splat(load<f32>(a1) * dw), c1l);
+      c2l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t2), f32x4.splat(load<f32>(a2) * dw), c2l);
+    }
+    // half 1 (lanes 4..7): steps 1 and 3
+    {
+      const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+      const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+      const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      let t0: v128, t1: v128, t2: v128;
+      {
+        const qa = v128.load(w, 16), h = v128.load(w, 144);
+        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d0, d0, 1, 1, 1, 1);
+        t0 = q6_g(x, k, a0 + 20); t1 = q6_g(x, k, a1 + 20); t2 = q6_g(x, k, a2 + 20); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d1, d1, 1, 1, 1, 1);
+        t0 = q6_gt(t0, x, k, a0 + 84); t1 = q6_gt(t1, x, k, a1 + 84); t2 = q6_gt(t2, x, k, a2 + 84); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        const qb = v128.load(w, 48);
+        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d0, d0, 3, 3, 3, 3);
+        t0 = q6_gt(t0, x, k, a0 + 52); t1 = q6_gt(t1, x, k, a1 + 52); t2 = q6_gt(t2, x, k, a2 + 52); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d1, d1, 3, 3, 3, 3);
+        t0 = q6_gt(t0, x, k, a0 + 116); t1 = q6_gt(t1, x, k, a1 + 116); t2 = q6_gt(t2, x, k, a2 + 116); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+      }
+      {
+        const qa = v128.load(w, 80), h = v128.load(w, 176);
+        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d2, d2, 1, 1, 1, 1);
+        t0 = q6_gt(t0, x, k, a0 + 148); t1 = q6_gt(t1, x, k, a1 + 148); t2 = q6_gt(t2, x, k, a2 + 148); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d3, d3, 1, 1, 1, 1);
+        t0 = q6_gt(t0, x, k, a0 + 212); t1 = q6_gt(t1, x, k, a1 + 212); t2 = q6_gt(t2, x, k, a2 + 212); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        const qb = v128.load(w, 112);
+        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d2, d2, 3, 3, 3, 3);
+        t0 = q6_gt(t0, x, k, a0 + 180); t1 = q6_gt(t1, x, k, a1 + 180); t2 = q6_gt(t2, x, k, a2 + 180); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d3, d3, 3, 3, 3, 3);
+        t0 = q6_gt(t0, x, k, a0 + 244); t1 = q6_gt(t1, x, k, a1 + 244); t2 = q6_gt(t2, x, k, a2 + 244); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+      }
+      const ms = i16x8.shl(s16h, 5);
+      t0 = i32x4.sub(t0, i32x4.dot_i16x8_s(ms, v128.load(a0, 276))); t1 = i32x4.sub(t1, i32x4.dot_i16x8_s(ms, v128.load(a1, 276)));
+      t2 = i32x4.sub(t2, i32x4.dot_i16x8_s(ms, v128.load(a2, 276)));
+      c0h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0), f32x4.splat(load<f32>(a0) * dw), c0h);
+      c1h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1), f32x4.splat(load<f32>(a1) * dw), c1h);
+      c2h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t2), f32x4.splat(load<f32>(a2) * dw), c2h);
+    }
+    w += 210; a0 += 292; a1 += 292; a2 += 292;
+  }
+  store<f32>(y, hsum_float_8(c0l, c0h));
+  store<f32>(y + ys, hsum_float_8(c1l, c1h));
+  store<f32>(y + 2 * ys, hsum_float_8(c2l, c2h));
+}
+@inline function dot2v_q6_K(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize): void {
+  // the 4 tokens' 8 fmaf lanes (two f32x4 each; relaxed build only: fmaf = relaxed_madd, checked fused at start-up)
+  let c0l = f32x4.splat(0), c0h = c0l, c1l = c0l, c1h = c0l;
+  const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
+  const end = w + <usize>nb * 210;
+  let a0 = a, a1 = a + as;
+  while (w < end) {
+    const dw = h2f(load<u16>(w, 208));
+    const scv = v128.load(w, 192);
+    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
+    // half 0 (lanes 0..3): steps 0 and 2
+    {
+      const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+      const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+      const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      let t0: v128, t1: v128;
+      {
+        const qa = v128.load(w, 0), h = v128.load(w, 128);
+        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d0, d0, 0, 0, 0, 0);
+        t0 = q6_g(x, k, a0 + 4); t1 = q6_g(x, k, a1 + 4); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d1, d1, 0, 0, 0, 0);
+        t0 = q6_gt(t0, x, k, a0 + 68); t1 = q6_gt(t1, x, k, a1 + 68); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        const qb = v128.load(w, 32);
+        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d0, d0, 2, 2, 2, 2);
+        t0 = q6_gt(t0, x, k, a0 + 36); t1 = q6_gt(t1, x, k, a1 + 36); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d1, d1, 2, 2, 2, 2);
+        t0 = q6_gt(t0, x, k, a0 + 100); t1 = q6_gt(t1, x, k, a1 + 100); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+      }
+      {
+        const qa = v128.load(w, 64), h = v128.load(w, 160);
+        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d2, d2, 0, 0, 0, 0);
+        t0 = q6_gt(t0, x, k, a0 + 132); t1 = q6_gt(t1, x, k, a1 + 132); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d3, d3, 0, 0, 0, 0);
+        t0 = q6_gt(t0, x, k, a0 + 196); t1 = q6_gt(t1, x, k, a1 + 196); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        const qb = v128.load(w, 96);
+        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d2, d2, 2, 2, 2, 2);
+        t0 = q6_gt(t0, x, k, a0 + 164); t1 = q6_gt(t1, x, k, a1 + 164); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d3, d3, 2, 2, 2, 2);
+        t0 = q6_gt(t0, x, k, a0 + 228); t1 = q6_gt(t1, x, k, a1 + 228); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+      }
+      const ms = i16x8.shl(s16l, 5);
+      t0 = i32x4.sub(t0, i32x4.dot_i16x8_s(ms, v128.load(a0, 260))); t1 = i32x4.sub(t1, i32x4.dot_i16x8_s(ms, v128.load(a1, 260)));
+      c0l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0), f32x4.splat(load<f32>(a0) * dw), c0l);
+      c1l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1), f32x4.splat(load<f32>(a1) * dw), c1l);
+    }
+    // half 1 (lanes 4..7): steps 1 and 3
+    {
+      const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+      const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+      const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      let t0: v128, t1: v128;
+      {
+        const qa = v128.load(w, 16), h = v128.load(w, 144);
+        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d0, d0, 1, 1, 1, 1);
+        t0 = q6_g(x, k, a0 + 20); t1 = q6_g(x, k, a1 + 20); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d1, d1, 1, 1, 1, 1);
+        t0 = q6_gt(t0, x, k, a0 + 84); t1 = q6_gt(t1, x, k, a1 + 84); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        const qb = v128.load(w, 48);
+        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d0, d0, 3, 3, 3, 3);
+        t0 = q6_gt(t0, x, k, a0 + 52); t1 = q6_gt(t1, x, k, a1 + 52); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d1, d1, 3, 3, 3, 3);
+        t0 = q6_gt(t0, x, k, a0 + 116); t1 = q6_gt(t1, x, k, a1 + 116); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+      }
+      {
+        const qa = v128.load(w, 80), h = v128.load(w, 176);
+        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d2, d2, 1, 1, 1, 1);
+        t0 = q6_gt(t0, x, k, a0 + 148); t1 = q6_gt(t1, x, k, a1 + 148); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d3, d3, 1, 1, 1, 1);
+        t0 = q6_gt(t0, x, k, a0 + 212); t1 = q6_gt(t1, x, k, a1 + 212); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        const qb = v128.load(w, 112);
+        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d2, d2, 3, 3, 3, 3);
+        t0 = q6_gt(t0, x, k, a0 + 180); t1 = q6_gt(t1, x, k, a1 + 180); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d3, d3, 3, 3, 3, 3);
+        t0 = q6_gt(t0, x, k, a0 + 244); t1 = q6_gt(t1, x, k, a1 + 244); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+      }
+      const ms = i16x8.shl(s16h, 5);
+      t0 = i32x4.sub(t0, i32x4.dot_i16x8_s(ms, v128.load(a0, 276))); t1 = i32x4.sub(t1, i32x4.dot_i16x8_s(ms, v128.load(a1, 276)));
+      c0h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0), f32x4.splat(load<f32>(a0) * dw), c0h);
+      c1h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1), f32x4.splat(load<f32>(a1) * dw), c1h);
+    }
+    w += 210; a0 += 292; a1 += 292;
+  }
+  store<f32>(y, hsum_float_8(c0l, c0h));
+  store<f32>(y + ys, hsum_float_8(c1l, c1h));
+}
 // ggml's mins term of one token's half super-block (hi: sub-blocks 8..15): -32 * (sc . bsums) on i32 lanes
 @inline function q6_mins(s16l: v128, s16h: v128, a: usize, hi: bool): v128 {
   return i32x4.mul(i32x4.dot_i16x8_s(hi ? s16h : s16l, v128.load(a + (hi ? 276 : 260))), i32x4.splat(-32));
@@ -619,6 +800,17 @@ export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
           store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend));
           dot4v_q6_K(p, at, as, nb, yt + (<usize>r << 2), ys);
         }
+      }
+      if (nTok - t >= 2) {
+        const at = a + <usize>t * as, yt = y + <usize>t * ys;
+        const three = nTok - t == 3;
+        for (let r = rt; r < re; r++) {
+          const p = w + <usize>r * ws;
+          store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend));
+          if (three) dot3v_q6_K(p, at, as, nb, yt + (<usize>r << 2), ys);
+          else dot2v_q6_K(p, at, as, nb, yt + (<usize>r << 2), ys);
+        }
+        t = nTok;
       }
     }
     for (; t + 2 <= nTok; t += 2) {
