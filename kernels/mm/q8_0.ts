@@ -75,26 +75,30 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
 }
 // ---- Q8_0 with 4 rows interleaved (Q8_0r4, [4 x f16 d][4 x 32 B quants] per block): one contiguous
 // weight stream per 4 rows (4 separate short row streams defeat the hardware prefetcher at ~1 KiB rows) ----
-// tl: the last address a touch-ahead load may start at minus 64 (two u32 loads per block, TOUCH_DIST
-// ahead, spread over the blocks: a burst of a group's touches at its start stalled the window on the misses)
+// one Q8_0r4 block (4 rows x 32 int8 at w + 8) . 32 activations widened to i16 at ap: the 4 rows' integer sums
+@inline function q8r4_block_sums(w: usize, ap: usize): v128 {
+  let p0 = i32x4.splat(0), p1 = p0, p2 = p0, p3 = p0;
+  for (let k: usize = 0; k < 32; k += 8) {
+    const a0 = v128.load(ap + (k << 1));
+    p0 = i32x4.add(p0, i32x4.dot_i16x8_s(v128.load8x8_s(w + 8 + k), a0));
+    p1 = i32x4.add(p1, i32x4.dot_i16x8_s(v128.load8x8_s(w + 40 + k), a0));
+    p2 = i32x4.add(p2, i32x4.dot_i16x8_s(v128.load8x8_s(w + 72 + k), a0));
+    p3 = i32x4.add(p3, i32x4.dot_i16x8_s(v128.load8x8_s(w + 104 + k), a0));
+  }
+  return hsum4_i32(p0, p1, p2, p3);
+}
 @inline function dot4_q8_0r4f_exact(w: usize, ax: usize, nb: i32, y: usize): void {
   let c = f32x4.splat(0);
   let dp = ax, ap = ax + <usize>nb * 20;
   const we = w + <usize>nb * 136;
   while (w < we) {
-    let p0 = i32x4.splat(0), p1 = p0, p2 = p0, p3 = p0;
-    for (let k: usize = 0; k < 32; k += 8) {
-      const a0 = v128.load(ap + (k << 1));
-      p0 = i32x4.add(p0, i32x4.dot_i16x8_s(v128.load8x8_s(w + 8 + k), a0));
-      p1 = i32x4.add(p1, i32x4.dot_i16x8_s(v128.load8x8_s(w + 40 + k), a0));
-      p2 = i32x4.add(p2, i32x4.dot_i16x8_s(v128.load8x8_s(w + 72 + k), a0));
-      p3 = i32x4.add(p3, i32x4.dot_i16x8_s(v128.load8x8_s(w + 104 + k), a0));
-    }
-    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p0, p1, p2, p3)), f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)))));
+    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(q8r4_block_sums(w, ap)), f32x4.mul(h2f4(v128.load16x4_u(w)), f32x4.splat(load<f32>(dp)))));
     w += 136; dp += 4; ap += 64;
   }
   v128.store(y, c);
 }
+// tl: the last address a touch-ahead load may start at minus 64 (two u32 loads per block, Q8R4_TOUCH
+// ahead, spread over the blocks: a burst of a group's touches at its start stalled the window on the misses)
 // the 4 f16 scales by shifts (exact for finite halves: ((h << 16) >> 3) with bits
 // 30..28 cleared is the f32 with the half's bits, 2^112 rebiases, subnormals included); an inf/NaN scale (top
 // of h << 17 at or above 0xf8000000) reruns the group with the exact conversion
@@ -109,18 +113,10 @@ const Q8R4_TOUCH: usize = 6144;
   while (w < we) {
     const q = min(w + Q8R4_TOUCH, tl);
     t |= load<u32>(q) | load<u32>(q, 64);
-    let p0 = i32x4.splat(0), p1 = p0, p2 = p0, p3 = p0;
-    for (let k: usize = 0; k < 32; k += 8) {
-      const a0 = v128.load(ap + (k << 1));
-      p0 = i32x4.add(p0, i32x4.dot_i16x8_s(v128.load8x8_s(w + 8 + k), a0));
-      p1 = i32x4.add(p1, i32x4.dot_i16x8_s(v128.load8x8_s(w + 40 + k), a0));
-      p2 = i32x4.add(p2, i32x4.dot_i16x8_s(v128.load8x8_s(w + 72 + k), a0));
-      p3 = i32x4.add(p3, i32x4.dot_i16x8_s(v128.load8x8_s(w + 104 + k), a0));
-    }
     const hs = i32x4.shl(v128.load16x4_u(w), 16);
     hm = i32x4.max_u(hm, i32x4.add(hs, hs));
     const dw = f32x4.mul(v128.and(i32x4.shr_s(hs, 3), i32x4.splat(0x8fffffff)), f32x4.splat(reinterpret<f32>(0x77800000)));
-    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(hsum4_i32(p0, p1, p2, p3)), f32x4.mul(dw, f32x4.splat(load<f32>(dp)))));
+    c = f32x4.add(c, f32x4.mul(f32x4.convert_i32x4_s(q8r4_block_sums(w, ap)), f32x4.mul(dw, f32x4.splat(load<f32>(dp)))));
     w += 136; dp += 4; ap += 64;
   }
   store<u32>(y, t);
