@@ -3,6 +3,7 @@ import { h2f4_if, scales4_normal } from '../common/f16-scale';
 import { f32x4_of, fma2_tie, fma4, fmaf, hi_f64, lo_f64, round2, tie_any } from '../common/fmaf';
 import { hs2_i32, hs4_i32, hsum4_i32, hsum_i32x4 } from '../common/simd';
 import { ROW_TILE } from './tile';
+import { Q4R4_TOUCH } from './touch';
 
 // unsigned nibbles of one Q4_0 block (16 bytes at q) . 32 int8 activations at a -> i32x4 partial sums
 @inline function q4_block(q: usize, a: usize): v128 {
@@ -112,9 +113,6 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   store<u32>(y, t);
   v128.store(y, q4r4_result(c0, c1, exact));
 }
-// touch-ahead distance of the Q4_0r4 one-token loop: 6 KiB, not touch.ts's 16 KiB (CPU-time A/B, 1 thread,
-// 2048 columns from DRAM: 16384 7.4 GB/s, 8192 9.6, 6144 10.8, 4096 8.5, 2048 worse; 2 threads 1.36x)
-const Q4R4_TOUCH: usize = 6144;
 // the four specializations through functions of their own: written as one inlined if/else on the flag,
 // Binaryen folds the two scale variants back into one loop that tests the flag every block (seen in the
 // wasm and in perf); through these functions (which it inlines later) the loops stay apart

@@ -4,10 +4,7 @@ import { k4_scales, k4_summins } from '../common/kquant';
 import { dot32_w16, g4, hs2_i32, hs4_i32, hsum4_i32, hsum_i32x4 } from '../common/simd';
 import { hsum2_i32, k4_chunk, k4_mins_lanes, k4_scales_v } from '../common/k4-simd';
 import { ROW_TILE } from './tile';
-import { touch_ahead } from './touch';
-// one-token touch-ahead distance (touch.ts) of the Q4_K rows: 2.5 KiB, not touch.ts's 16 KiB (CPU-time A/B on the
-// AMD EPYC VM, 1 thread from DRAM: 6144 1.17x over 16384, 4096 1.17x over 6144, 2560 1.05x over 4096)
-const Q4K_TOUCH: usize = 2560;
+import { Q4K_TOUCH, touch_ahead } from './touch';
 
 // One 64-value chunk of a Q4_K super-block: (low nibbles . 32 activations) * sl + (high nibbles . next 32) * sh,
 // exact in i32 lanes. qs: the chunk's 32 bytes; q8: widened activations (SIMD128); aq: int8 activations

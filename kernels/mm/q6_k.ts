@@ -2,10 +2,7 @@ import { h2f } from '../common/f16';
 import { f32x4_of, fma2, fma2_tie, hi_f64, hsum_float_8, lo_f64, round2, tie_any } from '../common/fmaf';
 import { g4 } from '../common/simd';
 import { ROW_TILE } from './tile';
-import { TOUCH_DIST, touch_ahead } from './touch';
-// one-token touch-ahead distance of the Q6_K blocks: 4 KiB, not touch.ts's 16 KiB (CPU-time A/B on the AMD EPYC
-// VM, 1 thread from DRAM: 6144 1.43x over 16384, 8192 0.93x of 6144, 4096 1.23x over 8192)
-const Q6K_TOUCH: usize = 4096;
+import { Q6K_TOUCH, touch_ahead } from './touch';
 
 // 16 values (u8, < 64) . their activations -> sums of 4 consecutive values (i32x4): widened activations at a
 // (SIMD128) or one relaxed dot product with the int8 activations at aq (the values are the 7-bit operand)
@@ -98,7 +95,7 @@ const Q6K_TOUCH: usize = 4096;
 // splat is one pshufd. ggml's mins term goes once per block (-32 * x as -(x << 5), no i32 multiply). The
 // store of a lane into the result slot (overwritten by the result) after each step pins the step's loads
 // after the previous step's arithmetic: V8 would otherwise hoist all loads of the block and spill them.
-// tl: the last address a touch-ahead load may start at minus 192 (four u32 loads per block, TOUCH_DIST
+// tl: the last address a touch-ahead load may start at minus 192 (four u32 loads per block, Q6K_TOUCH
 // ahead, spread over the blocks: a burst of a row's touches at its start stalled the window on the misses;
 // OR-ed into the result slot's pinning stores)
 @inline function dot_q6_K_rx(w: usize, a: usize, nb: i32, y: usize, tl: usize): f32 {

@@ -2,7 +2,7 @@ import { h2f, h2f4 } from '../common/f16';
 import { fma2_tie, fma4_dd, hsum_float_8, lanes4, round2, tie_any } from '../common/fmaf';
 import { g4, hsum4_i32, hsum_f32x4 } from '../common/simd';
 import { ROW_TILE } from './tile';
-import { TOUCH_DIST } from './touch';
+import { Q8R4_TOUCH } from './touch';
 
 // ggml_vec_dot_q8_0_q8_0 on x86 (and tinyBLAS_Q0_AVX, same arithmetic): 8 int32 lanes per block (lane l =
 // values 4l..4l+3), each fused-multiply-added by d = d_w*d_a into its own f32 accumulator, hsum_float_8.
@@ -102,7 +102,6 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
 // the 4 f16 scales by shifts (exact for finite halves: ((h << 16) >> 3) with bits
 // 30..28 cleared is the f32 with the half's bits, 2^112 rebiases, subnormals included); an inf/NaN scale (top
 // of h << 17 at or above 0xf8000000) reruns the group with the exact conversion
-const Q8R4_TOUCH: usize = 6144;
 @inline function dot4_q8_0r4f(w: usize, ax: usize, nb: i32, y: usize, tl: usize): void {
   let c = f32x4.splat(0);
   let t: u32 = 0;
