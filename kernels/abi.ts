@@ -53,3 +53,24 @@ export const AKV_P16 = 28;
 // the most query dims (heads x head size) it serves per pass over the cache; the runtime sizes its scratch from them
 export const DEC_SB = 256;
 export const DEC_DIMS = 1024;
+
+// mm_experts (kernels/mm/experts.ts): the one-token kernel it runs for every selected expert's rows, and the
+// slot table's layout (per slot: u32 weight matrix, u32 activation row, u32 side-table row, u32 output row)
+export const MMX_Q4_0 = 0;
+export const MMX_Q4_0R4 = 1;
+export const MMX_Q4_0R4_FAST = 2;
+export const MMX_Q4_1 = 3;
+export const MMX_Q5_0 = 4;
+export const MMX_Q5_1 = 5;
+export const MMX_Q8_0 = 6;
+export const MMX_Q8_0_FAST = 7;
+export const MMX_Q8_0R4_FAST = 8;
+export const MMX_Q2_K = 9;
+export const MMX_Q3_K = 10;
+export const MMX_Q4_K = 11;
+export const MMX_Q4_K_FAST = 12;
+export const MMX_Q5_K = 13;
+export const MMX_Q6_K = 14;
+export const MMX_IQ4_NL = 15;
+export const MMX_IQ4_XS = 16;
+export const MMX_SLOT_BYTES = 16;

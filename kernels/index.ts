@@ -43,6 +43,7 @@ export * from './mm/q6_k';
 export * from './mm/q5_k';
 export * from './mm/q3_k';
 export * from './mm/kquant-misc';
+export * from './mm/experts';
 export * from './norm';
 export * from './elementwise';
 export * from './rope';

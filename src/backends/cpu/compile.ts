@@ -197,6 +197,26 @@ function rmsMulFusions(g: Graph, nodes: readonly number[], at: (id: number) => P
   return fuse;
 }
 
+/**
+ * mul_mat_id nodes immediately followed (in `nodes`) by another of the same input, expert ids, weight type and
+ * shape (the MoE FFN's up and gate): first id -> second id, and -(second id)-1 -> first id. The first's runner
+ * computes both (one dispatch over both nodes' experts); the second's does nothing. Only where the WASM
+ * kernels compute them.
+ */
+function mulMatIdPairs(g: Graph, nodes: readonly number[], fastNumerics: boolean): Map<number, number> {
+  const pairs = new Map<number, number>();
+  for (let i = 0; i + 1 < nodes.length; i++) {
+    const a = g.tensors[nodes[i]!]!, b = g.tensors[nodes[i + 1]!]!;
+    if (a.op !== 'mul_mat_id' || b.op !== 'mul_mat_id' || a.src[1] !== b.src[1] || a.src[2] !== b.src[2]) continue;
+    const wa = g.tensors[a.src[0]!]!, wb = g.tensors[b.src[0]!]!;
+    if (typeId(wa) !== typeId(wb) || wa.shape.join() !== wb.shape.join() || !wasmMatmulId(g, a, fastNumerics)) continue;
+    pairs.set(a.id, b.id);
+    pairs.set(-b.id - 1, a.id);
+    i++;
+  }
+  return pairs;
+}
+
 /** The most cache slots any attention node of the graph has (bounds positions; sizes rope tables). */
 function maxCacheSlots(g: Graph): number {
   let slots = 0;
@@ -214,9 +234,19 @@ export class Compiler {
     for (const id of nodes) checkNode(g, g.tensors[id]!, at);
     const fuse = rmsMulFusions(g, nodes, at);
     const slots = maxCacheSlots(g);
+    const idPairs = mulMatIdPairs(g, nodes, this.fastNumerics);
     let lastShare = -1;
     const run = nodes.map((id) => {
       const t = g.tensors[id]!;
+      // mul_mat_id quantizes into the activation scratch too: the next mul_mat shares nothing
+      if (t.op === 'mul_mat_id') lastShare = -1;
+      const second = idPairs.get(-id - 1);
+      if (second !== undefined) return this.profile ? profiled(profileKey(g, t) + ' (with the one before)', () => {}) : () => {};
+      const first = idPairs.get(id);
+      if (first !== undefined) {
+        const fn = this.mulMatId(g, t, at, g.tensors[first]!)!;
+        return this.profile ? profiled(profileKey(g, t) + ' x2', fn) : fn;
+      }
       let shared = false;
       if (t.op === 'mul_mat') {
         const mm = wasmMatmul(g, t, this.fastNumerics);
@@ -404,13 +434,15 @@ export class Compiler {
    * (matmulRows), as llama.cpp computes experts; fast numerics: the batch kernels for the other quantized
    * experts. (Q4_K's GEMM rows moved qwen3moe-q4_k_m's router to another expert: 1.0e-2 off, 2e-6 without.)
    */
-  private mulMatId(g: Graph, t: TensorDesc, at: (id: number) => Placement): (() => void) | null {
+  private mulMatId(g: Graph, t: TensorDesc, at: (id: number) => Placement, t2?: TensorDesc): (() => void) | null {
     const mm = wasmMatmulId(g, t, this.fastNumerics);
     if (!mm) return null;
     const rt = this.rt, { wt, rows, cols, nExpert } = mm;
     const w = g.tensors[t.src[0]!]!, x = g.tensors[t.src[1]!]!, ids = g.tensors[t.src[2]!]!;
     const k = ids.shape[0]!, nTok = ids.shape[1] ?? 1, nRows = k * nTok, perSlot = x.shape.length === 3;
     const wp = ptrOf(at(w.id)), xp = ptrOf(at(x.id)), yp = ptrOf(at(t.id)), expertBytes = tensorBytes(w) / nExpert;
+    // t2: a second mul_mat_id of the same input, ids and weight shape (mulMatIdPairs), computed alongside
+    const wp2 = t2 ? ptrOf(at(t2.src[0]!)) : 0, yp2 = t2 ? ptrOf(at(t2.id)) : 0, pairs = t2 ? 2 : 1;
     const idv = this.i32(at(ids.id), nRows);
     const count = new Int32Array(nExpert), start = new Int32Array(nExpert), order = new Int32Array(nRows);
     const batchKernels = this.fastNumerics && typeId(w) !== GgmlType.F32 && typeId(w) !== GgmlType.F16 && typeId(w) !== GgmlType.Q4_K;
@@ -418,6 +450,16 @@ export class Compiler {
     rt.reserve(nRows, cols);
     rt.gatherScratch(gatherBytes);
     const xRow = (j: number) => xp + 4 * cols * (perSlot ? j : Math.floor(j / k));
+    // the experts with one row (every expert of a one-token step) go to one matmulExperts dispatch
+    const experts = rt.expertsKernel(wt), nSlots = pairs * nRows;
+    const slotW = new Int32Array(nSlots), slotX = new Int32Array(nSlots), slotY = new Int32Array(nSlots);
+    if (experts) rt.reserveExperts(nSlots);
+    const several = (we: number, y: number, c: number, s: number, xg: number, yg: number) => {
+      for (let r = 0; r < c; r++) rt.copy(xRow(order[s + r]!), xg + 4 * r * cols, 4 * cols);
+      if (batchKernels) rt.matmul(wt, we, rows, cols, xg, c, yg);
+      else rt.matmulRows(wt, we, rows, cols, xg, c, yg);
+      for (let r = 0; r < c; r++) rt.copy(yg + 4 * r * rows, y + 4 * rows * order[s + r]!, 4 * rows);
+    };
     return () => {
       count.fill(0);
       for (let j = 0; j < nRows; j++) {
@@ -428,21 +470,26 @@ export class Compiler {
       for (let e = 0, s = 0; e < nExpert; e++) { start[e] = s; s += count[e]!; }
       for (let j = 0; j < nRows; j++) order[start[idv[j]!]!++] = j;
       const xg = rt.gatherScratch(gatherBytes), yg = xg + 4 * nRows * cols;
+      let n1 = 0;
       for (let e = 0, s = 0; e < nExpert; e++) {
         const c = count[e]!;
         if (c === 0) continue;
         const we = wp + e * expertBytes;
-        if (c === 1) {
+        if (c === 1 && experts) {
+          const j = order[s]!, xi = perSlot ? j : Math.floor(j / k);
+          slotW[n1] = we; slotX[n1] = xi; slotY[n1] = yp + 4 * rows * j; n1++;
+          if (t2) { slotW[n1] = wp2 + e * expertBytes; slotX[n1] = xi; slotY[n1] = yp2 + 4 * rows * j; n1++; }
+        } else if (c === 1) {
           const j = order[s]!;
           rt.matmulRows(wt, we, rows, cols, xRow(j), 1, yp + 4 * rows * j);
+          if (t2) rt.matmulRows(wt, wp2 + e * expertBytes, rows, cols, xRow(j), 1, yp2 + 4 * rows * j);
         } else {
-          for (let r = 0; r < c; r++) rt.copy(xRow(order[s + r]!), xg + 4 * r * cols, 4 * cols);
-          if (batchKernels) rt.matmul(wt, we, rows, cols, xg, c, yg);
-          else rt.matmulRows(wt, we, rows, cols, xg, c, yg);
-          for (let r = 0; r < c; r++) rt.copy(yg + 4 * r * rows, yp + 4 * rows * order[s + r]!, 4 * rows);
+          several(we, yp, c, s, xg, yg);
+          if (t2) several(wp2 + e * expertBytes, yp2, c, s, xg, yg);
         }
         s += c;
       }
+      if (n1 > 0) rt.matmulExperts(wt, rows, cols, xp, perSlot ? nRows : nTok, slotW, slotX, slotY, n1);
     };
   }
 

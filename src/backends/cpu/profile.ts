@@ -26,8 +26,9 @@ function hookReport(): void {
 }
 
 export function profileKey(g: Graph, t: TensorDesc): string {
-  if (t.op !== 'mul_mat') return t.op;
+  if (t.op !== 'mul_mat' && t.op !== 'mul_mat_id') return t.op;
   const w = g.tensors[t.src[0]!]!;
+  if (t.op === 'mul_mat_id') return `mul_mat_id ${ggmlTypeName(typeId(w))} ${w.shape[1]}x${w.shape[0]}x${w.shape[2]} n=${t.shape[2] ?? 1}`;
   const layout = Object.entries(CpuLayout).find(([, id]) => id === typeId(w))?.[0];
   return `mul_mat ${layout ?? ggmlTypeName(typeId(w))} ${w.shape[1]}x${w.shape[0]} n=${g.tensors[t.src[1]!]!.shape[1] ?? 1}`;
 }

@@ -117,6 +117,16 @@ export interface CpuRuntime {
   matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride?: number, yStride?: number, single?: number): void;
   /** as matmul, each row in the float order of llama.cpp's one-token kernel (mul_mat_id: no tinyBLAS, no Q4_K GEMM) */
   matmulRows(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number): void;
+  /** true when matmulExperts computes weights of this type (the quantized ones) */
+  expertsKernel(wtype: number): boolean;
+  /** sizes matmulExperts' slot table for up to nSlots slots (so that it allocates nothing below that) */
+  reserveExperts(nSlots: number): void;
+  /**
+   * mul_mat_id's one-token experts in one dispatch over all their rows: output row slotY[s] = the rows x cols
+   * matrix at slotW[s] . activation row slotX[s] of the nX f32 rows at x (byte pointers), each row in
+   * matmul(..., 1)'s order and bits; the nX rows are quantized once
+   */
+  matmulExperts(wtype: number, rows: number, cols: number, x: number, nX: number, slotW: Int32Array, slotX: Int32Array, slotY: Int32Array, nSlots: number): void;
   /** a scratch region of at least `bytes` for gathering rows (mul_mat_id); grows once to the largest plan, so calls with a reserved size allocate nothing */
   gatherScratch(bytes: number): number;
   rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight?: number): void;
@@ -302,6 +312,11 @@ class Runtime implements CpuRuntime {
     this.mm.matmulRows(wtype, w, rows, cols, x, nTokens, y);
   }
   gatherScratch(bytes: number): number { return this.gather.grow(bytes); }
+  expertsKernel(wtype: number): boolean { return this.mm.expertsKernel(wtype); }
+  reserveExperts(nSlots: number): void { this.mm.reserveExperts(nSlots); }
+  matmulExperts(wtype: number, rows: number, cols: number, x: number, nX: number, slotW: Int32Array, slotX: Int32Array, slotY: Int32Array, nSlots: number): void {
+    this.mm.matmulExperts(wtype, rows, cols, x, nX, slotW, slotX, slotY, nSlots);
+  }
   matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride?: number, yStride?: number, single?: number): void {
     this.mm.matmul(wtype, w, rows, cols, x, nTokens, y, xStride, yStride, single);
   }

@@ -9,13 +9,23 @@ import { CpuRuntimeError } from './errors.js';
 import { activationRowBytes, activationTypeFor, weightKernel, weightRowBytes } from './layouts.js';
 import { alignUp, ScratchRegion, type WasmHeap } from './memory.js';
 import type { ThreadPool } from './pool.js';
-import { KERNEL_INDEX } from './protocol.js';
+import { KERNEL_INDEX, type KernelName } from './protocol.js';
+import { MMX_IQ4_NL, MMX_IQ4_XS, MMX_Q2_K, MMX_Q3_K, MMX_Q4_0, MMX_Q4_0R4, MMX_Q4_0R4_FAST, MMX_Q4_1, MMX_Q4_K, MMX_Q4_K_FAST, MMX_Q5_0, MMX_Q5_1, MMX_Q5_K, MMX_Q6_K, MMX_Q8_0, MMX_Q8_0_FAST, MMX_Q8_0R4_FAST, MMX_SLOT_BYTES } from '../kernel-abi.gen.js';
+
+/** the kernels mm_experts runs (kernels/mm/experts.ts), by the name matmul dispatches */
+const EXPERT_KINDS: Partial<Record<KernelName, number>> = {
+  mm_q4_0: MMX_Q4_0, mm_q4_0r4: MMX_Q4_0R4, mmf_q4_0r4: MMX_Q4_0R4_FAST, mm_q4_1: MMX_Q4_1, mm_q5_0: MMX_Q5_0, mm_q5_1: MMX_Q5_1,
+  mm_q8_0: MMX_Q8_0, mmf_q8_0: MMX_Q8_0_FAST, mmf_q8_0r4: MMX_Q8_0R4_FAST, mm_q2_K: MMX_Q2_K, mm_q3_K: MMX_Q3_K, mm_q4_K: MMX_Q4_K,
+  mmf_q4_K: MMX_Q4_K_FAST, mm_q5_K: MMX_Q5_K, mm_q6_K: MMX_Q6_K, mm_iq4_nl: MMX_IQ4_NL, mm_iq4_xs: MMX_IQ4_XS,
+};
 
 export class Matmuls {
   /** quantized activations */
   readonly scratch: ScratchRegion;
   /** the kernels' activation side table */
   readonly aux: ScratchRegion;
+  /** matmulExperts' slot table */
+  readonly slots: ScratchRegion;
   // what the activation scratch and side table hold since the last matmul() (for matmulShared)
   private lastVt = -1;
   private lastCols = 0;
@@ -23,9 +33,10 @@ export class Matmuls {
   private lastGemm = 0;
   private lastAuxVt = -1;
 
-  constructor(heap: WasmHeap, private readonly pool: ThreadPool, private readonly fastNumerics: boolean) {
+  constructor(private readonly heap: WasmHeap, private readonly pool: ThreadPool, private readonly fastNumerics: boolean) {
     this.scratch = new ScratchRegion(heap);
     this.aux = new ScratchRegion(heap);
+    this.slots = new ScratchRegion(heap);
   }
 
   /** sizes the scratch for batches of up to maxTokens rows of up to maxCols */
@@ -49,6 +60,7 @@ export class Matmuls {
   dropAbove(mark: number): void {
     if (this.scratch.dropAbove(mark)) this.lastVt = -1;
     if (this.aux.dropAbove(mark)) this.lastAuxVt = -1;
+    this.slots.dropAbove(mark);
   }
 
   quantize(vtype: number, x: number, cols: number, nRows: number, y: number, xStride = cols * 4, tieRows = 0): void {
@@ -129,6 +141,44 @@ export class Matmuls {
     this.quantize(vtype, x, cols, nTokens, a, cols * 4, 0);
     this.lastVt = vtype; this.lastCols = cols; this.lastTok = nTokens; this.lastGemm = 0; this.lastAuxVt = -1;
     this.mm(wtype, w, rows, cols, a, nTokens, y, rows * 4, -1, 0, true);
+  }
+
+  /** true when matmulExperts computes this weight type (a quantized one whose kernel mm_experts runs) */
+  expertsKernel(wtype: number): boolean {
+    const k = weightKernel(wtype);
+    return EXPERT_KINDS[this.fastNumerics && k.fast ? k.fast : k.name] !== undefined;
+  }
+  /** sizes the slot table for up to nSlots slots, so that matmulExperts allocates nothing below it */
+  reserveExperts(nSlots: number): void { this.slots.grow(nSlots * MMX_SLOT_BYTES); }
+
+  /**
+   * mul_mat_id's one-token experts, all in one dispatch: output row slotY[s] (byte pointer) = the matrix at
+   * byte pointer slotW[s] (rows x cols of wtype) . f32 activation row slotX[s] of the nX rows at x (cols * 4
+   * bytes apart). The nX rows are quantized once; every slot's rows run the matmul kernel's one-token path
+   * (matmul(..., 1)'s bits). Only for weight types expertsKernel accepts.
+   */
+  matmulExperts(wtype: number, rows: number, cols: number, x: number, nX: number, slotW: Int32Array, slotX: Int32Array, slotY: Int32Array, nSlots: number): void {
+    const k = weightKernel(wtype), name = this.fastNumerics && k.fast ? k.fast : k.name, kind = EXPERT_KINDS[name];
+    if (kind === undefined) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `matmulExperts: no one-token expert kernel for ${ggmlTypeName(wtype)}`);
+    const ws = weightRowBytes(wtype, cols), vt = activationTypeFor(wtype), as = activationRowBytes(vt, cols), nb = cols / k.block;
+    const a = this.growScratch(as * nX);
+    this.lastVt = -1;
+    this.quantize(vt, x, cols, nX, a, cols * 4, 0);
+    this.lastVt = vt; this.lastCols = cols; this.lastTok = nX; this.lastGemm = 0; this.lastAuxVt = -1;
+    let ax = 0, axs = 0;
+    if (k.aux) {
+      axs = vt === GgmlType.Q8_K ? nb * 768 : nb * 84;
+      ax = this.growAux(nX * axs);
+      const auxKernel = vt === GgmlType.Q8_1 ? KERNEL_INDEX.q8_1_aux : vt === GgmlType.Q8_K ? KERNEL_INDEX.q8_K_aux : KERNEL_INDEX.q8_0_aux;
+      this.pool.dispatch(auxKernel, nX, 1, nX * cols, a, as, ax, axs, nb);
+      this.lastAuxVt = vt;
+    }
+    const tbl = this.slots.grow(nSlots * MMX_SLOT_BYTES), t = this.heap.i32All();
+    for (let s = 0, o = tbl >> 2; s < nSlots; s++, o += 4) {
+      const xi = slotX[s]!;
+      t[o] = slotW[s]!; t[o + 1] = a + xi * as; t[o + 2] = ax + xi * axs; t[o + 3] = slotY[s]!;
+    }
+    this.pool.dispatchChunked(KERNEL_INDEX.mm_experts, nSlots * rows, chunkRows(k.rowAlign), rows * cols * nSlots, kind, tbl, rows, ws, nb);
   }
 
   matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride = cols * 4, yStride = rows * 4, single = nTokens): void {
