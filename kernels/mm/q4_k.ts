@@ -757,10 +757,11 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
     // GEMV-order rows (several sequences' decode tokens): 4 at a time, each its one-token result
     for (; t + 4 <= nTok; t += 4) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
+      // no touch-ahead (touch.ts) in the multi-token loops: these kernels are compute-bound, the hardware
+      // prefetcher keeps up, and the touches' bursts cost more than they hid (CPU-time A/B on the AMD EPYC,
+      // from DRAM, 1 thread: tok=4 1.14x without Q4K_TOUCH's 2.5 KiB, tok=2/3 1.17-1.5x without 16 KiB)
       for (let r = rt; r < re; r++) {
-        // touch-ahead (touch.ts) into the result slot, overwritten by the result
         const p = w + <usize>r * ws;
-        store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend, Q4K_TOUCH));
         if (ASC_FEATURE_RELAXED_SIMD) dot4v_q4_K_rx(p, at, as, nb, yt + (<usize>r << 2), ys, exact);
         else dot4v_q4_K(p, at, as, xt, axs, nb, yt + (<usize>r << 2), ys, exact);
       }
@@ -770,7 +771,6 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
       const three = nTok - t == 3;
       for (let r = rt; r < re; r++) {
         const p = w + <usize>r * ws;
-        store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend));
         if (three) dot3v_q4_K_rx(p, at, as, nb, yt + (<usize>r << 2), ys, exact, true);
         else dot3v_q4_K_rx(p, at, as, nb, yt + (<usize>r << 2), ys, exact, false);
       }

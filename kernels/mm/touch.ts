@@ -7,12 +7,13 @@
 export const TOUCH_DIST: usize = 16384;
 // The one-token kernels' own distances, tuned on the AMD EPYC VM (CPU-time A/B from DRAM, 1 thread,
 // scripts/ab-matvec.mjs; BENCHMARKS.md has the sweeps): 16 KiB (from the Intel VMs) left the core stalled on
-// the touches there. The multi-token and GEMM paths keep TOUCH_DIST (Q6_K's 4-token kernel lost at 4 KiB).
+// the touches there. The 2-4-token decode kernels touch nothing (q4_k.ts / q6_k.ts: compute-bound, 1.1-1.5x without).
+// The GEMM paths touch nothing either.
 // Q4_0r4: 16384 7.4 GB/s, 8192 9.6, 6144 10.8, 4096 8.5 (2048 columns)
 export const Q4R4_TOUCH: usize = 6144;
 // Q8_0r4: 16384 -> 6144 1.45x (split 1024)
 export const Q8R4_TOUCH: usize = 6144;
-// Q4_K rows (also its 4-token loop): 16384 -> 6144 1.17x, -> 4096 1.17x, -> 2560 1.05x
+// Q4_K rows: 16384 -> 6144 1.17x, -> 4096 1.17x, -> 2560 1.05x
 export const Q4K_TOUCH: usize = 2560;
 // Q6_K blocks: 16384 -> 6144 1.43x, 8192 0.93x of 6144, 4096 1.23x over 8192
 export const Q6K_TOUCH: usize = 4096;
