@@ -48,3 +48,27 @@ export function mm_experts(r0: i32, r1: i32, kind: i32, tbl: usize, rows: i32, w
     r0 += hi - r; s++; r = 0;
   }
 }
+
+// moe_sum over tokens [t0, t1): out[:, t] = ((y[:, 0, t] * w[0, t] + y[:, 1, t] * w[1, t]) + ...) for n-wide rows of
+// k slots: f32 products and f32 adds in slot order, per element the reference's (src/backends/reference/moe.ts
+// moeSum) operations; 4 elements per SIMD op change nothing (IEEE lanes, no fused multiply-add)
+export function moe_sum(t0: i32, t1: i32, y: usize, w: usize, out: usize, n: i32, k: i32): void {
+  const rowBytes = <usize>n << 2;
+  for (let t = t0; t < t1; t++) {
+    const o = out + <usize>t * rowBytes, b = y + <usize>t * <usize>k * rowBytes, wt = w + (<usize>t * <usize>k << 2);
+    const w0 = load<f32>(wt);
+    let c = 0;
+    for (; c + 4 <= n; c += 4) {
+      const off = <usize>c << 2;
+      let s = f32x4.mul(v128.load(b + off), f32x4.splat(w0));
+      for (let i = 1; i < k; i++) s = f32x4.add(s, f32x4.mul(v128.load(b + <usize>i * rowBytes + off), f32x4.splat(load<f32>(wt + (<usize>i << 2)))));
+      v128.store(o + off, s);
+    }
+    for (; c < n; c++) {
+      const off = <usize>c << 2;
+      let s = load<f32>(b + off) * w0;
+      for (let i = 1; i < k; i++) s += load<f32>(b + <usize>i * rowBytes + off) * load<f32>(wt + (<usize>i << 2));
+      store<f32>(o + off, s);
+    }
+  }
+}

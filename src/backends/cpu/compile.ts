@@ -197,6 +197,9 @@ function rmsMulFusions(g: Graph, nodes: readonly number[], at: (id: number) => P
   return fuse;
 }
 
+/** byte ranges [a, a + na) and [b, b + nb) share a byte */
+function overlaps(a: number, na: number, b: number, nb: number): boolean { return a < b + nb && b < a + na; }
+
 /**
  * mul_mat_id nodes immediately followed (in `nodes`) by another of the same input, expert ids, weight type and
  * shape (the MoE FFN's up and gate): first id -> second id, and -(second id)-1 -> first id. The first's runner
@@ -310,6 +313,9 @@ export class Compiler {
       }
       case 'moe_sum': {
         const e = src(0), width = e.shape[0]!, k = e.shape[1]!, nTok = e.shape[2]!;
+        // the WASM kernel: the same f32 operations per element (the output never overlaps the inputs it reads)
+        const ep = ptrOf(at(e.id)), wp = ptrOf(at(t.src[1]!));
+        if (!overlaps(ep, 4 * nElements(e), y, 4 * n) && !overlaps(wp, 4 * k * nTok, y, 4 * n)) return () => rt.moeSum(ep, wp, y, width, k, nTok);
         const ev = this.f32(at(e.id), nElements(e)), wv = this.f32(at(t.src[1]!), k * nTok), yv = this.f32(at(t.id), n);
         return () => moe.moeSum(ev, width, k, nTok, wv, yv);
       }

@@ -136,6 +136,8 @@ export interface CpuRuntime {
   mulRow(x: number, w: number, y: number, n: number, nRows: number): void;
   rope(args: RopeArgs): void;
   siluMul(g: number, u: number, y: number, n: number): void;
+  /** moe_sum: out[:, t] = sum over the k slots of y[:, i, t] * w[i, t] (n-wide rows, nTok tokens; f32 products and adds in slot order) */
+  moeSum(y: number, w: number, out: number, n: number, k: number, nTok: number): void;
   add(a: number, b: number, y: number, n: number): void;
   mul(a: number, b: number, y: number, n: number): void;
   scale(x: number, y: number, n: number, s: number): void;
@@ -335,6 +337,7 @@ class Runtime implements CpuRuntime {
   }
   // chunked (element-independent, chunks of multiples of 16 keep silu4's groups): the caller never waits for a
   // late worker's half of a decode step's SwiGLU
+  moeSum(y: number, w: number, out: number, n: number, k: number, nTok: number): void { this.pool.dispatch(KERNEL_INDEX.moe_sum, nTok, 1, nTok * k * n, y, w, out, n, k); }
   siluMul(g: number, u: number, y: number, n: number): void { this.pool.dispatchChunked(KERNEL_INDEX.silu_mul, n, 16, n * 8, g, u, y); }
   add(a: number, b: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.add, n, 16, n, a, b, y); }
   mul(a: number, b: number, y: number, n: number): void { this.pool.dispatch(KERNEL_INDEX.mul, n, 16, n, a, b, y); }
