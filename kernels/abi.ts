@@ -55,7 +55,8 @@ export const DEC_SB = 256;
 export const DEC_DIMS = 1024;
 
 // mm_experts (kernels/mm/experts.ts): the one-token kernel it runs for every selected expert's rows, and the
-// slot table's layout (per slot: u32 weight matrix, u32 activation row, u32 side-table row, u32 output row)
+// slot table's layout (per slot: u32 weight matrix, u32 first activation row, u32 its side-table row, u32 first
+// output row, i32 rows)
 export const MMX_Q4_0 = 0;
 export const MMX_Q4_0R4 = 1;
 export const MMX_Q4_0R4_FAST = 2;
@@ -73,4 +74,4 @@ export const MMX_Q5_K = 13;
 export const MMX_Q6_K = 14;
 export const MMX_IQ4_NL = 15;
 export const MMX_IQ4_XS = 16;
-export const MMX_SLOT_BYTES = 16;
+export const MMX_SLOT_BYTES = 20;

@@ -435,7 +435,8 @@ export class Compiler {
 
   /**
    * mul_mat_id in WASM: the batch's (token, slot) rows grouped by expert (ggml's order: tokens, then slots),
-   * each expert's rows gathered into a scratch and multiplied by its matrix once, the results scattered back.
+   * each expert's rows gathered into a scratch and multiplied by its matrix once, the results scattered back;
+   * quantized weights: all experts in one matmulExperts dispatch (a one-token step's rows read in place).
    * Exact numerics (and float and Q4_K weights always): every row in the one-token kernel's order
    * (matmulRows), as llama.cpp computes experts; fast numerics: the batch kernels for the other quantized
    * experts. (Q4_K's GEMM rows moved qwen3moe-q4_k_m's router to another expert: 1.0e-2 off, 2e-6 without.)
@@ -452,13 +453,13 @@ export class Compiler {
     const idv = this.i32(at(ids.id), nRows);
     const count = new Int32Array(nExpert), start = new Int32Array(nExpert), order = new Int32Array(nRows);
     const batchKernels = this.fastNumerics && typeId(w) !== GgmlType.F32 && typeId(w) !== GgmlType.F16 && typeId(w) !== GgmlType.Q4_K;
-    const gatherBytes = 4 * nRows * (cols + rows);
+    const gatherBytes = 4 * nRows * (cols + pairs * rows);
     rt.reserve(nRows, cols);
     rt.gatherScratch(gatherBytes);
     const xRow = (j: number) => xp + 4 * cols * (perSlot ? j : Math.floor(j / k));
-    // the experts with one row (every expert of a one-token step) go to one matmulExperts dispatch
+    // quantized experts: every selected expert of the node (and of t2) in one matmulExperts dispatch
     const experts = rt.expertsKernel(wt), nSlots = pairs * nRows;
-    const slotW = new Int32Array(nSlots), slotX = new Int32Array(nSlots), slotY = new Int32Array(nSlots);
+    const slotW = new Int32Array(nSlots), slotX = new Int32Array(nSlots), slotY = new Int32Array(nSlots), slotN = new Int32Array(nSlots);
     if (experts) rt.reserveExperts(nSlots);
     const several = (we: number, y: number, c: number, s: number, xg: number, yg: number) => {
       for (let r = 0; r < c; r++) rt.copy(xRow(order[s + r]!), xg + 4 * r * cols, 4 * cols);
@@ -468,24 +469,51 @@ export class Compiler {
     };
     return () => {
       count.fill(0);
+      let most = 0;
       for (let j = 0; j < nRows; j++) {
         const e = idv[j]!;
         if (!(e >= 0 && e < nExpert)) throw new CpuRuntimeError('OUT_OF_BOUNDS', `cpu device: node ${t.name} (mul_mat_id): expert id ${e} outside [0, ${nExpert})`);
-        count[e]!++;
+        most = Math.max(most, ++count[e]!);
       }
       for (let e = 0, s = 0; e < nExpert; e++) { start[e] = s; s += count[e]!; }
       for (let j = 0; j < nRows; j++) order[start[idv[j]!]!++] = j;
-      const xg = rt.gatherScratch(gatherBytes), yg = xg + 4 * nRows * cols;
-      let n1 = 0;
+      const xg = rt.gatherScratch(gatherBytes), yg = xg + 4 * nRows * cols, yg2 = yg + 4 * nRows * rows;
+      if (experts && most === 1) {
+        // one row per expert (a one-token step): the rows read in place, the results written in place
+        let n = 0;
+        for (let e = 0, s = 0; e < nExpert; e++) {
+          if (count[e] === 0) continue;
+          const j = order[s++]!, xi = perSlot ? j : Math.floor(j / k);
+          slotW[n] = wp + e * expertBytes; slotX[n] = xi; slotY[n] = yp + 4 * rows * j; slotN[n++] = 1;
+          if (t2) { slotW[n] = wp2 + e * expertBytes; slotX[n] = xi; slotY[n] = yp2 + 4 * rows * j; slotN[n++] = 1; }
+        }
+        rt.matmulExperts(wt, rows, cols, xp, perSlot ? nRows : nTok, slotW, slotX, slotY, slotN, n);
+        return;
+      }
+      if (experts) {
+        // the rows gathered in expert order (each expert's consecutive), one dispatch, the results scattered back
+        for (let g = 0; g < nRows; g++) rt.copy(xRow(order[g]!), xg + 4 * g * cols, 4 * cols);
+        let n = 0;
+        for (let e = 0, s = 0; e < nExpert; e++) {
+          const c = count[e]!;
+          if (c === 0) continue;
+          slotW[n] = wp + e * expertBytes; slotX[n] = s; slotY[n] = yg + 4 * rows * s; slotN[n++] = c;
+          if (t2) { slotW[n] = wp2 + e * expertBytes; slotX[n] = s; slotY[n] = yg2 + 4 * rows * s; slotN[n++] = c; }
+          s += c;
+        }
+        rt.matmulExperts(wt, rows, cols, xg, nRows, slotW, slotX, slotY, slotN, n);
+        for (let g = 0; g < nRows; g++) {
+          rt.copy(yg + 4 * rows * g, yp + 4 * rows * order[g]!, 4 * rows);
+          if (t2) rt.copy(yg2 + 4 * rows * g, yp2 + 4 * rows * order[g]!, 4 * rows);
+        }
+        return;
+      }
+      // float weights: one matmulRows per expert
       for (let e = 0, s = 0; e < nExpert; e++) {
         const c = count[e]!;
         if (c === 0) continue;
         const we = wp + e * expertBytes;
-        if (c === 1 && experts) {
-          const j = order[s]!, xi = perSlot ? j : Math.floor(j / k);
-          slotW[n1] = we; slotX[n1] = xi; slotY[n1] = yp + 4 * rows * j; n1++;
-          if (t2) { slotW[n1] = wp2 + e * expertBytes; slotX[n1] = xi; slotY[n1] = yp2 + 4 * rows * j; n1++; }
-        } else if (c === 1) {
+        if (c === 1) {
           const j = order[s]!;
           rt.matmulRows(wt, we, rows, cols, xRow(j), 1, yp + 4 * rows * j);
           if (t2) rt.matmulRows(wt, wp2 + e * expertBytes, rows, cols, xRow(j), 1, yp2 + 4 * rows * j);
@@ -495,7 +523,6 @@ export class Compiler {
         }
         s += c;
       }
-      if (n1 > 0) rt.matmulExperts(wt, rows, cols, xp, perSlot ? nRows : nTok, slotW, slotX, slotY, n1);
     };
   }
 

@@ -122,11 +122,11 @@ export interface CpuRuntime {
   /** sizes matmulExperts' slot table for up to nSlots slots (so that it allocates nothing below that) */
   reserveExperts(nSlots: number): void;
   /**
-   * mul_mat_id's one-token experts in one dispatch over all their rows: output row slotY[s] = the rows x cols
-   * matrix at slotW[s] . activation row slotX[s] of the nX f32 rows at x (byte pointers), each row in
-   * matmul(..., 1)'s order and bits; the nX rows are quantized once
+   * mul_mat_id's experts in one dispatch over all their rows: slotN[s] output rows from slotY[s] (rows * 4 bytes
+   * apart) = the rows x cols matrix at slotW[s] . slotN[s] activation rows from row slotX[s] of the nX f32 rows
+   * at x (byte pointers), in matmulRows' order and bits; the nX rows are quantized once
    */
-  matmulExperts(wtype: number, rows: number, cols: number, x: number, nX: number, slotW: Int32Array, slotX: Int32Array, slotY: Int32Array, nSlots: number): void;
+  matmulExperts(wtype: number, rows: number, cols: number, x: number, nX: number, slotW: Int32Array, slotX: Int32Array, slotY: Int32Array, slotN: Int32Array, nSlots: number): void;
   /** a scratch region of at least `bytes` for gathering rows (mul_mat_id); grows once to the largest plan, so calls with a reserved size allocate nothing */
   gatherScratch(bytes: number): number;
   rmsNorm(x: number, y: number, n: number, nRows: number, eps: number, weight?: number): void;
@@ -316,8 +316,8 @@ class Runtime implements CpuRuntime {
   gatherScratch(bytes: number): number { return this.gather.grow(bytes); }
   expertsKernel(wtype: number): boolean { return this.mm.expertsKernel(wtype); }
   reserveExperts(nSlots: number): void { this.mm.reserveExperts(nSlots); }
-  matmulExperts(wtype: number, rows: number, cols: number, x: number, nX: number, slotW: Int32Array, slotX: Int32Array, slotY: Int32Array, nSlots: number): void {
-    this.mm.matmulExperts(wtype, rows, cols, x, nX, slotW, slotX, slotY, nSlots);
+  matmulExperts(wtype: number, rows: number, cols: number, x: number, nX: number, slotW: Int32Array, slotX: Int32Array, slotY: Int32Array, slotN: Int32Array, nSlots: number): void {
+    this.mm.matmulExperts(wtype, rows, cols, x, nX, slotW, slotX, slotY, slotN, nSlots);
   }
   matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride?: number, yStride?: number, single?: number): void {
     this.mm.matmul(wtype, w, rows, cols, x, nTokens, y, xStride, yStride, single);

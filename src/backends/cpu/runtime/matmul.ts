@@ -152,14 +152,15 @@ export class Matmuls {
   reserveExperts(nSlots: number): void { this.slots.grow(nSlots * MMX_SLOT_BYTES); }
 
   /**
-   * mul_mat_id's one-token experts, all in one dispatch: output row slotY[s] (byte pointer) = the matrix at
-   * byte pointer slotW[s] (rows x cols of wtype) . f32 activation row slotX[s] of the nX rows at x (cols * 4
-   * bytes apart). The nX rows are quantized once; every slot's rows run the matmul kernel's one-token path
-   * (matmul(..., 1)'s bits). Only for weight types expertsKernel accepts.
+   * mul_mat_id's experts, all in one dispatch: slot s computes slotN[s] output rows from slotY[s] (byte
+   * pointer, rows * 4 bytes apart) = the matrix at byte pointer slotW[s] (rows x cols of wtype) . the slotN[s]
+   * f32 activation rows from row slotX[s] of the nX rows at x (cols * 4 bytes apart). The nX rows are
+   * quantized once; every slot runs the matmul kernel as matmulRows(..., slotN[s]) would (same bits; one row:
+   * the one-token path). Only for weight types expertsKernel accepts.
    */
-  matmulExperts(wtype: number, rows: number, cols: number, x: number, nX: number, slotW: Int32Array, slotX: Int32Array, slotY: Int32Array, nSlots: number): void {
+  matmulExperts(wtype: number, rows: number, cols: number, x: number, nX: number, slotW: Int32Array, slotX: Int32Array, slotY: Int32Array, slotN: Int32Array, nSlots: number): void {
     const k = weightKernel(wtype), name = this.fastNumerics && k.fast ? k.fast : k.name, kind = EXPERT_KINDS[name];
-    if (kind === undefined) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `matmulExperts: no one-token expert kernel for ${ggmlTypeName(wtype)}`);
+    if (kind === undefined) throw new CpuRuntimeError('UNSUPPORTED_TYPE', `matmulExperts: no expert kernel for ${ggmlTypeName(wtype)}`);
     const ws = weightRowBytes(wtype, cols), vt = activationTypeFor(wtype), as = activationRowBytes(vt, cols), nb = cols / k.block;
     const a = this.growScratch(as * nX);
     this.lastVt = -1;
@@ -174,11 +175,13 @@ export class Matmuls {
       this.lastAuxVt = vt;
     }
     const tbl = this.slots.grow(nSlots * MMX_SLOT_BYTES), t = this.heap.i32All();
-    for (let s = 0, o = tbl >> 2; s < nSlots; s++, o += 4) {
+    let work = 0;
+    for (let s = 0, o = tbl >> 2; s < nSlots; s++, o += MMX_SLOT_BYTES >> 2) {
       const xi = slotX[s]!;
-      t[o] = slotW[s]!; t[o + 1] = a + xi * as; t[o + 2] = ax + xi * axs; t[o + 3] = slotY[s]!;
+      t[o] = slotW[s]!; t[o + 1] = a + xi * as; t[o + 2] = ax + xi * axs; t[o + 3] = slotY[s]!; t[o + 4] = slotN[s]!;
+      work += slotN[s]!;
     }
-    this.pool.dispatchChunked(KERNEL_INDEX.mm_experts, nSlots * rows, chunkRows(k.rowAlign), rows * cols * nSlots, kind, tbl, rows, ws, nb);
+    this.pool.dispatchChunked(KERNEL_INDEX.mm_experts, nSlots * rows, chunkRows(k.rowAlign), rows * cols * work, kind, tbl, rows, ws, nb, as, axs);
   }
 
   matmul(wtype: number, w: number, rows: number, cols: number, x: number, nTokens: number, y: number, xStride = cols * 4, yStride = rows * 4, single = nTokens): void {
