@@ -291,6 +291,36 @@ export function ssm_conv_f32(c0: i32, c1: i32, state: usize, x: usize, w: usize,
   if (ASC_FEATURE_RELAXED_SIMD) {
     const wstep = <usize>kernel << 2, sstep = <usize>h << 2;
     cEnd = c0 + ((c1 - c0) & ~3);
+    // one token through a 4-tap kernel (decode): 4 channels' states (3 vectors) and weights (4) loaded whole and
+    // transposed in registers instead of gathered lane by lane; the same chain per output and the same new state
+    if (nTok == 1 && kernel == 4) {
+      for (let c = c0; c < cEnd; c += 4) {
+        const sc = state + (<usize>c * 12), wc = w + (<usize>c << 4);
+        const S0 = v128.load(sc), S1 = v128.load(sc, 16), S2 = v128.load(sc, 32), xv = v128.load(x + (<usize>c << 2));
+        const W0 = v128.load(wc), W1 = v128.load(wc, 16), W2 = v128.load(wc, 32), W3 = v128.load(wc, 48);
+        const s0 = i32x4.shuffle(i32x4.shuffle(S0, S1, 0, 3, 6, 6), S2, 0, 1, 2, 5);
+        const s1 = i32x4.shuffle(i32x4.shuffle(S0, S1, 1, 4, 7, 7), S2, 0, 1, 2, 6);
+        const s2 = i32x4.shuffle(i32x4.shuffle(S0, S1, 2, 5, 5, 5), S2, 0, 1, 4, 7);
+        const ta = i32x4.shuffle(W0, W1, 0, 4, 1, 5), tb = i32x4.shuffle(W2, W3, 0, 4, 1, 5);
+        const tc = i32x4.shuffle(W0, W1, 2, 6, 3, 7), td = i32x4.shuffle(W2, W3, 2, 6, 3, 7);
+        let acc = fma4(s0, i32x4.shuffle(ta, tb, 0, 1, 4, 5), f32x4.splat(0));
+        acc = fma4(s1, i32x4.shuffle(ta, tb, 2, 3, 6, 7), acc);
+        acc = fma4(s2, i32x4.shuffle(tc, td, 0, 1, 4, 5), acc);
+        acc = fma4(xv, i32x4.shuffle(tc, td, 2, 3, 6, 7), acc);
+        v128.store(y + (<usize>c << 2), acc);
+        // the new windows: [s1 s2 x] per channel
+        v128.store(sc, i32x4.shuffle(i32x4.shuffle(S0, xv, 1, 2, 4, 4), S1, 0, 1, 2, 4));
+        v128.store(sc, i32x4.shuffle(i32x4.shuffle(S1, xv, 1, 5, 3, 3), S2, 0, 1, 2, 4), 16);
+        v128.store(sc, i32x4.shuffle(S2, xv, 6, 2, 3, 7), 32);
+      }
+      for (let c = cEnd; c < c1; c++) {
+        const sc = state + (<usize>c * 12), wc = w + (<usize>c << 4);
+        const s0 = load<f32>(sc), s1 = load<f32>(sc, 4), s2 = load<f32>(sc, 8), xi = load<f32>(x + (<usize>c << 2));
+        store<f32>(y + (<usize>c << 2), fmaf(xi, load<f32>(wc, 12), fmaf(s2, load<f32>(wc, 8), fmaf(s1, load<f32>(wc, 4), fmaf(s0, load<f32>(wc), 0)))));
+        store<f32>(sc, s1); store<f32>(sc, s2, 4); store<f32>(sc, xi, 8);
+      }
+      return;
+    }
     // tokens [0, tA): the state's columns in their windows; [tA, tB): whole tiles of 4 inside the batch
     const tA = min(h, nTok), tB = tA + ((nTok - tA) & ~3);
     for (let c = c0; c < cEnd; c += 4) {
