@@ -51,3 +51,4 @@ export * from './attention';
 export * from './attention-kvq';
 export * from './selftest';
 export * from './recurrent';
+export * from './mm/rows';

@@ -126,6 +126,20 @@ export class Layouts {
     const u8 = this.heap.u8All();
     const f32 = this.heap.f32All();
     if (out % 4) throw new CpuRuntimeError('BAD_SHAPE', `getRows output ${out} is not 4-byte aligned`);
+    // Q6_K and the 4-row layouts in WASM (kernels/mm/rows.ts, the same bits): the TS decoders ran cold (a decode
+    // step reads one row: interpreted code for the first hundreds of calls, ~0.3 ms a row)
+    if (wtype === GgmlType.Q6_K) {
+      for (let i = 0; i < ids.length; i++) this.pool.runHere8(KERNEL_INDEX.get_rows_q6_K, 0, cols / 256, table + ids[i]! * rb, out + i * cols * 4);
+      return;
+    }
+    if (repacked) {
+      const k = wtype === CpuLayout.Q4_0r4 ? KERNEL_INDEX.get_rows_q4_0r4 : KERNEL_INDEX.get_rows_q8_0r4;
+      for (let i = 0; i < ids.length; i++) {
+        const r = ids[i]!;
+        this.pool.runHere8(k, 0, cols / 32, table + (r - (r & 3)) * rb, r & 3, out + i * cols * 4);
+      }
+      return;
+    }
     for (let i = 0; i < ids.length; i++) {
       let src = u8, so = table + ids[i]! * rb;
       if (repacked) {
