@@ -583,12 +583,6 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
       hd = h2f4(i32x4.extend_low_i16x8_u(h));
     } else hd = i32x4.shuffle(hd, hd, 2, 3, 0, 1);
     pair = !pair;
-    let ad = f32x4.splat(load<f32>(a0));
-    ad = f32x4.replace_lane(ad, 1, load<f32>(a1));
-    ad = f32x4.replace_lane(ad, 2, load<f32>(a2));
-    ad = f32x4.replace_lane(ad, 3, load<f32>(a3));
-    const d = f32x4.mul(i32x4.shuffle(hd, hd, 0, 0, 0, 0), ad);
-    const dmin = f32x4.mul(i32x4.shuffle(hd, hd, 1, 1, 1, 1), ad);
     const smv = k4_scales_v(w + 4);
     const s16 = i16x8.extend_low_i8x16_u(smv);
     const e0 = i16x8.shuffle(s16, s16, 0, 0, 1, 1, 2, 2, 3, 3), e1 = i16x8.shuffle(s16, s16, 4, 4, 5, 5, 6, 6, 7, 7);
@@ -637,6 +631,13 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
       s3 = i32x4.add(s3, q4k_sub(a3 + 196, l0, l1, h0, h1, sl, sh));
       store<i32>(y, i32x4.extract_lane(v128.or(s2, s3), 0));
     }
+    // the activation scales are loaded after the last pin store (at the top, V8 kept them in spill slots)
+    let ad = f32x4.splat(load<f32>(a0));
+    ad = f32x4.replace_lane(ad, 1, load<f32>(a1));
+    ad = f32x4.replace_lane(ad, 2, load<f32>(a2));
+    ad = f32x4.replace_lane(ad, 3, load<f32>(a3));
+    const d = f32x4.mul(i32x4.shuffle(hd, hd, 0, 0, 0, 0), ad);
+    const dmin = f32x4.mul(i32x4.shuffle(hd, hd, 1, 1, 1, 1), ad);
     const isum = f32x4.convert_i32x4_s(hsum4_i32(s0, s1, s2, s3));
     const mins = f32x4.convert_i32x4_s(hsum4_i32(k4_mins_lanes(smv, a0), k4_mins_lanes(smv, a1), k4_mins_lanes(smv, a2), k4_mins_lanes(smv, a3)));
     if (exact) {
@@ -671,11 +672,6 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
       hd = h2f4(i32x4.extend_low_i16x8_u(h));
     } else hd = i32x4.shuffle(hd, hd, 2, 3, 0, 1);
     pair = !pair;
-    let ad = f32x4.splat(load<f32>(a0));
-    ad = f32x4.replace_lane(ad, 1, load<f32>(a1));
-    ad = f32x4.replace_lane(ad, 2, load<f32>(a2));
-    const d = f32x4.mul(i32x4.shuffle(hd, hd, 0, 0, 0, 0), ad);
-    const dmin = f32x4.mul(i32x4.shuffle(hd, hd, 1, 1, 1, 1), ad);
     const smv = k4_scales_v(w + 4);
     const s16 = i16x8.extend_low_i8x16_u(smv);
     const e0 = i16x8.shuffle(s16, s16, 0, 0, 1, 1, 2, 2, 3, 3), e1 = i16x8.shuffle(s16, s16, 4, 4, 5, 5, 6, 6, 7, 7);
@@ -716,6 +712,12 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
       store<i32>(y, i32x4.extract_lane(v128.or(s0, s1), 0));
       if (three) s2 = i32x4.add(s2, q4k_sub(a2 + 196, l0, l1, h0, h1, sl, sh));
     }
+    // the activation scales loaded after the last pin store, as in dot4v_q4_K_rx
+    let ad = f32x4.splat(load<f32>(a0));
+    ad = f32x4.replace_lane(ad, 1, load<f32>(a1));
+    ad = f32x4.replace_lane(ad, 2, load<f32>(a2));
+    const d = f32x4.mul(i32x4.shuffle(hd, hd, 0, 0, 0, 0), ad);
+    const dmin = f32x4.mul(i32x4.shuffle(hd, hd, 1, 1, 1, 1), ad);
     const isum = f32x4.convert_i32x4_s(hsum4_i32(s0, s1, three ? s2 : s1, s1));
     const mins = f32x4.convert_i32x4_s(hsum4_i32(k4_mins_lanes(smv, a0), k4_mins_lanes(smv, a1), three ? k4_mins_lanes(smv, a2) : i32x4.splat(0), i32x4.splat(0)));
     if (exact) {
