@@ -33,8 +33,9 @@ export interface CpuRuntimeOptions {
   maxMemoryBytes?: number;
   /** initial memory, bytes */
   initialMemoryBytes?: number;
-  /** spin iterations before a waiting thread blocks in Atomics.wait (default 2000, ~10-40 us; lower it on an
-   *  oversubscribed machine, where spinning steals the core a descheduled peer needs) */
+  /** spin iterations before a waiting thread blocks in Atomics.wait (default 2000, ~27 us on the AMD EPYC VM;
+   *  lower it on an oversubscribed machine, where spinning steals the core a descheduled peer needs; in Node
+   *  GGUF_EDGE_SPIN=N sets it when no option does) */
   spin?: number;
   /** ops with less work than this (about multiply-adds) run on the calling thread alone (default 32768) */
   parallelMinWork?: number;
@@ -195,7 +196,9 @@ export async function createCpuRuntime(opts: CpuRuntimeOptions = {}): Promise<Cp
   const kernels = kernelExports(instance.exports);
 
   const minWork = opts.parallelMinWork ?? PARALLEL_MIN_WORK;
-  const pool = await ThreadPool.start(module, memory, kernels, threads, { spin: opts.spin, minWork, spawnWorker: opts.spawnWorker });
+  // GGUF_EDGE_SPIN (Node): the spin without an option, to measure it end to end (bench, compare, serve)
+  const spinVar = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.GGUF_EDGE_SPIN, envSpin = spinVar ? Number(spinVar) : NaN;
+  const pool = await ThreadPool.start(module, memory, kernels, threads, { spin: opts.spin ?? (envSpin >= 0 ? envSpin : undefined), minWork, spawnWorker: opts.spawnWorker });
   return new Runtime(threads, new WasmHeap(memory, maxPages), pool, kernels, minWork, opts.numerics === 'fast', variant);
 }
 

@@ -49,6 +49,15 @@ export function decodeHeads(headDim: number, nHead: number): number {
   return Math.max(1, Math.min(nHead, Math.floor(abi.DEC_DIMS / headDim)));
 }
 
+/** one-token decode: chunks per thread of attn_ggml's heads (claimed by whichever thread is free, so a worker
+ *  still waking takes fewer instead of the caller waiting for its half) */
+const DECODE_CHUNKS_PER_THREAD = 2;
+/** one-token decode: query heads per chunk (even, so GQA pairs stay together) */
+export function decodeChunkHeads(nHead: number, threads: number): number {
+  const c = Math.ceil(nHead / (threads * DECODE_CHUNKS_PER_THREAD));
+  return Math.min(nHead, c + (c & 1));
+}
+
 /**
  * attn_ggml's scratch per thread. Decode (kernels/attention.ts attn_ggml_decode, dims = heads x headDim): the
  * rounded queries, 32 lane sums, 64 V lane accumulators per dim, a superblock of f16 V spans (DEC_SB x dims),
@@ -92,7 +101,7 @@ export class Attention {
   /** reserves the scratch for positions up to maxPos (and, given nKvHead, for batches; given nHead, for that many heads) */
   reserve(headDim: number, maxPos: number, nKvHead = 0, nHead = 1 << 30): void {
     this.params.grow(abi.PARAM_BLOCK_BYTES);
-    this.scratch.grow(ggmlAttnScratchBytes(headDim, maxPos, decodeHeads(headDim, nHead)) * this.threads);
+    this.scratch.grow(Math.max(ggmlAttnScratchBytes(headDim, maxPos, decodeHeads(headDim, nHead)) * this.threads, this.decodeScratch(headDim, maxPos, nHead)));
     if (nKvHead) this.kv.grow(attnKvBytes(nKvHead, headDim, maxPos));
   }
 
@@ -117,7 +126,7 @@ export class Attention {
     const perThread = flashAttnScratchBytes(headDim);
     const scr = this.scratch.grow(perThread * this.threads);
     const pp = this.writeParams(p, nKvHead * headDim * 2, scr, perThread, slice, false, 0, false);
-    this.pool.dispatch(KERNEL_INDEX.attn_flash, items, 1, work, pp);
+    this.pool.dispatchChunked(KERNEL_INDEX.attn_flash, items, slice, work, pp);
   }
 
   /** reserves attentionFlashQ8's scratch for this head size */
@@ -141,7 +150,14 @@ export class Attention {
     const perThread = flashQ8ScratchBytes(headDim);
     const scr = this.scratch.grow(perThread * this.threads);
     const pp = this.writeParams(p, nKvHead * (headDim / 32) * (q4 ? 18 : 34), scr, perThread, slice, false, 0, q4);
-    this.pool.dispatch(KERNEL_INDEX.attn_flash_q8, items, 1, work, pp);
+    this.pool.dispatchChunked(KERNEL_INDEX.attn_flash_q8, items, slice, work, pp);
+  }
+
+  /** one-token decode on several threads: chunks of decodeChunkHeads heads, each its own scratch */
+  private decodeScratch(headDim: number, maxPos: number, nHead: number): number {
+    if (this.threads === 1 || nHead > (1 << 20)) return 0;
+    const ch = decodeChunkHeads(nHead, this.threads);
+    return ggmlAttnScratchBytes(headDim, maxPos, Math.min(ch, decodeHeads(headDim, nHead))) * Math.ceil(nHead / ch);
   }
 
   attentionGgml(p: GgmlAttentionArgs): void {
@@ -151,10 +167,13 @@ export class Attention {
     const batch = p.batch ?? nTokens >= 2, kvBase = batch ? p.kvBase ?? 0 : 0;
     const work = (p.pairs ?? nTokens * (p.maxPos - kvBase + 1)) * nHead * headDim * 4;
     const threads = work < this.minWork ? 1 : this.threads;
-    const slice = Math.ceil(items / threads);
-    const heads = decodeHeads(headDim, nHead);
+    // one token on several threads: chunks of a few heads (each chunk's slot of the scratch is r0 / slice);
+    // else one slice per thread
+    const fine = threads > 1 && nTokens === 1 && !batch;
+    const slice = fine ? decodeChunkHeads(nHead, threads) : Math.ceil(items / threads);
+    const heads = fine ? Math.min(slice, decodeHeads(headDim, nHead)) : decodeHeads(headDim, nHead);
     const perThread = ggmlAttnScratchBytes(headDim, p.maxPos, heads);
-    const scr = this.scratch.grow(perThread * this.threads);
+    const scr = this.scratch.grow(perThread * (fine ? Math.ceil(items / slice) : this.threads));
     const pp = this.writeParams(p, nKvHead * headDim * 2, scr, perThread, slice, batch, kvBase, false);
     this.heap.i32All()[(pp + abi.AG_DEC_HEADS) >> 2] = heads;
     if (batch) {
@@ -173,7 +192,7 @@ export class Attention {
       }
       i32[b + (abi.AG_KF >> 2)] = kv; i32[b + (abi.AG_VT >> 2)] = vt; i32[b + (abi.AG_P16 >> 2)] = p16;
     }
-    this.pool.dispatch(KERNEL_INDEX.attn_ggml, items, 1, work, pp);
+    this.pool.dispatchChunked(KERNEL_INDEX.attn_ggml, items, slice, work, pp);
   }
 
   /** the kernels' parameter block (kernels/abi.ts AG_*), written once per call into the reserved region */

@@ -19,6 +19,9 @@ const EXPERT_KINDS: Partial<Record<KernelName, number>> = {
   mmf_q4_K: MMX_Q4_K_FAST, mm_q5_K: MMX_Q5_K, mm_q6_K: MMX_Q6_K, mm_iq4_nl: MMX_IQ4_NL, mm_iq4_xs: MMX_IQ4_XS,
 };
 
+/** one-token matmuls: weights per chunk at most about this many */
+const ONE_TOKEN_CHUNK_WORK = 1 << 20;
+
 export class Matmuls {
   /** quantized activations */
   readonly scratch: ScratchRegion;
@@ -114,7 +117,9 @@ export class Matmuls {
       }
     }
     // rows are independent of the range a call gets: chunks of whole row tiles (ROW_TILE 8) and rowAlign
-    this.pool.dispatchChunked(KERNEL_INDEX[this.fastNumerics && k.fast ? k.fast : k.name], rows, chunkRows(k.rowAlign), rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs, nGemm);
+    // one token: chunks of at most ~2^20 weights (the output head's ~1000 rows, 0.1 ms; the layers keep the
+    // pool's 8 per thread); batches keep those, whose GEMMs block their tokens over a chunk's rows
+    this.pool.dispatchChunkedMin(nTokens === 1 ? Math.ceil((rows * cols) / ONE_TOKEN_CHUNK_WORK) : 0, KERNEL_INDEX[this.fastNumerics && k.fast ? k.fast : k.name], rows, chunkRows(k.rowAlign), rows * cols * nTokens, w, ws, a, as, nTokens, y, yStride, nb, ax, axs, nGemm);
   }
 
   matmulShared(wtype: number, w: number, rows: number, cols: number, nTokens: number, y: number, single = nTokens): void {
