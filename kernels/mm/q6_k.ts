@@ -106,7 +106,8 @@ import { Q6K_TOUCH, touch_ahead } from './touch';
   while (w < end) {
     // clamp false: the caller checked that the row's touches stay below tl
     const q = clamp ? min(w + Q6K_TOUCH, tl) : w + Q6K_TOUCH;
-    const t = load<u32>(q) | load<u32>(q, 64) | load<u32>(q, 128) | load<u32>(q, 192);
+    // Q6K_TOUCH 0: no touch-ahead loads at all
+    const t: u32 = Q6K_TOUCH == 0 ? 0 : load<u32>(q) | load<u32>(q, 64) | load<u32>(q, 128) | load<u32>(q, 192);
     const scv = v128.load(w, 192);
     const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
     // ggml's mins term first (the i32 lane sums are exact, so the order of their adds does not matter): the

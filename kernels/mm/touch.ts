@@ -15,8 +15,11 @@ export const Q4R4_TOUCH: usize = 6144;
 export const Q8R4_TOUCH: usize = 6144;
 // Q4_K rows: 16384 -> 6144 1.17x, -> 4096 1.17x, -> 2560 1.05x
 export const Q4K_TOUCH: usize = 2560;
-// Q6_K blocks: 16384 -> 6144 1.43x, 8192 0.93x of 6144, 4096 1.23x over 8192
-export const Q6K_TOUCH: usize = 4096;
+// Q6_K blocks: 16384 -> 6144 1.43x, 8192 0.93x of 6144, 4096 1.23x over 8192; then (q35, load 7-10) 3072 1.17-1.25x
+// over 4096 (CPU), 2048 1.11x over 3072, 1536 1.10x, 1024 1.12x, 0 (loads of the block itself) 1.11x, no loads at all
+// 1.11x over that: against 4096, 1 thread 1.47x (1024 cols) and 2.2x (3584), 2 threads 1.5-1.7x, in L3 1.12x.
+// 0: dot_q6_K_rx issues no touch-ahead loads (the hardware prefetchers keep up; the touches only stalled retirement)
+export const Q6K_TOUCH: usize = 0;
 // the lines of [p + TOUCH_DIST, p + TOUCH_DIST + n) below end
 @inline export function touch_ahead(p: usize, n: usize, end: usize, dist: usize = TOUCH_DIST): u32 {
   let t: u32 = 0;
