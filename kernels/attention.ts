@@ -130,8 +130,9 @@ function attn_ggml_batch(r0: i32, r1: i32, pp: usize, scr: usize): void {
   const kf = <usize>load<i32>(pp, AG_KF), vt = <usize>load<i32>(pp, AG_VT), p16 = <usize>load<i32>(pp, AG_P16);
   const stride = load<i32>(pp, AG_SEQ_STRIDE), kb = load<i32>(pp, AG_KV_BASE), nTok = load<i32>(pp, AG_N_TOKENS);
   const cap = load<f32>(pp, AG_SOFTCAP), invCap: f32 = cap > 0 ? <f32>1 / cap : 0;
-  const hb = <usize>hd << 2, q0 = scr, q1 = scr + hb, sc0 = q1 + hb;
-  const scLen = ((<usize>load<i32>(pp, AG_SCRATCH_BYTES) - (hb << 1)) >> 1) & ~63, sc1 = sc0 + scLen;
+  // q0, q1, the 4x2 tiles' lane-group chains (512 B), two score rows
+  const hb = <usize>hd << 2, q0 = scr, q1 = scr + hb, tile = q1 + hb, sc0 = tile + 512;
+  const scLen = ((<usize>load<i32>(pp, AG_SCRATCH_BYTES) - (hb << 1) - 512) >> 1) & ~63, sc1 = sc0 + scLen;
   let r = r0;
   while (r < r1) {
     const tk = r / nHead, h = r - tk * nHead;
@@ -149,30 +150,74 @@ function attn_ggml_batch(r0: i32, r1: i32, pp: usize, scr: usize): void {
     // tinyBLAS's 16 lanes over the head dims, on the K rows widened once per call
     let mx0: f32 = -Infinity, mx1: f32 = -Infinity;
     const kg = kf + g * p16 * hb;
-    for (let j = lo; j <= p0; j++) {
-      const kr = kg + <usize>(j - kb) * hb;
-      const z = f32x4.splat(0);
-      let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
-      for (let i: usize = 0; i < hb; i += 64) {
-        const k0 = v128.load(kr + i), k1 = v128.load(kr + i, 16), k2 = v128.load(kr + i, 32), k3 = v128.load(kr + i, 48);
-        a0 = madd(k0, v128.load(q0 + i), a0); a1 = madd(k1, v128.load(q0 + i, 16), a1);
-        a2 = madd(k2, v128.load(q0 + i, 32), a2); a3 = madd(k3, v128.load(q0 + i, 48), a3);
-        if (two) {
-          b0 = madd(k0, v128.load(q1 + i), b0); b1 = madd(k1, v128.load(q1 + i, 16), b1);
-          b2 = madd(k2, v128.load(q1 + i, 32), b2); b3 = madd(k3, v128.load(q1 + i, 48), b3);
+    if (two) {
+      let j = lo;
+      // 4 keys x 2 queries per pass, one lane group (4 of the 16 tinyBLAS lanes) at a time: 8 independent
+      // chains, 6 loads per 8 multiply-adds (V8 hoists a block's loads: 6 + 8 vectors fit its 15 registers);
+      // each lane group's chains go to the tile scratch, then ggml's 16-lane reductions
+      for (; j + 3 <= p0; j += 4) {
+        const kr = kg + <usize>(j - kb) * hb;
+        for (let g: usize = 0; g < 64; g += 16) {
+          const z = f32x4.splat(0);
+          let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
+          for (let i: usize = g; i < hb; i += 64) {
+            const k0 = v128.load(kr + i), k1 = v128.load(kr + hb + i), k2 = v128.load(kr + 2 * hb + i), k3 = v128.load(kr + 3 * hb + i);
+            const x0 = v128.load(q0 + i), x1 = v128.load(q1 + i);
+            a0 = madd(k0, x0, a0); b0 = madd(k0, x1, b0);
+            a1 = madd(k1, x0, a1); b1 = madd(k1, x1, b1);
+            a2 = madd(k2, x0, a2); b2 = madd(k2, x1, b2);
+            a3 = madd(k3, x0, a3); b3 = madd(k3, x1, b3);
+          }
+          v128.store(tile + g, a0); v128.store(tile + g, a1, 64); v128.store(tile + g, a2, 128); v128.store(tile + g, a3, 192);
+          v128.store(tile + g, b0, 256); v128.store(tile + g, b1, 320); v128.store(tile + g, b2, 384); v128.store(tile + g, b3, 448);
+        }
+        for (let k: usize = 0; k < 4; k++) {
+          const ta = tile + (k << 6), tb = ta + 256;
+          let d0 = reduce_add_16(v128.load(ta), v128.load(ta, 16), v128.load(ta, 32), v128.load(ta, 48));
+          if (cap > 0) d0 = tanhf(d0 * invCap) * cap;
+          const s0 = d0 * scale;
+          store<f32>(sc0 + ((<usize>j + k) << 2), s0);
+          if (s0 > mx0) mx0 = s0;
+          let d1 = reduce_add_16(v128.load(tb), v128.load(tb, 16), v128.load(tb, 32), v128.load(tb, 48));
+          if (cap > 0) d1 = tanhf(d1 * invCap) * cap;
+          const s1 = d1 * scale;
+          store<f32>(sc1 + ((<usize>j + k) << 2), s1);
+          if (s1 > mx1) mx1 = s1;
         }
       }
-      let d0 = reduce_add_16(a0, a1, a2, a3);
-      if (cap > 0) d0 = tanhf(d0 * invCap) * cap;
-      const s0 = d0 * scale;
-      store<f32>(sc0 + (<usize>j << 2), s0);
-      if (s0 > mx0) mx0 = s0;
-      if (two) {
+      for (; j <= p0; j++) {
+        const kr = kg + <usize>(j - kb) * hb;
+        const z = f32x4.splat(0);
+        let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
+        // each K vector serves both queries right away (few live registers: no accumulator spills)
+        for (let i: usize = 0; i < hb; i += 64) {
+          let kv = v128.load(kr + i);
+          a0 = madd(kv, v128.load(q0 + i), a0); b0 = madd(kv, v128.load(q1 + i), b0);
+          kv = v128.load(kr + i, 16);
+          a1 = madd(kv, v128.load(q0 + i, 16), a1); b1 = madd(kv, v128.load(q1 + i, 16), b1);
+          kv = v128.load(kr + i, 32);
+          a2 = madd(kv, v128.load(q0 + i, 32), a2); b2 = madd(kv, v128.load(q1 + i, 32), b2);
+          kv = v128.load(kr + i, 48);
+          a3 = madd(kv, v128.load(q0 + i, 48), a3); b3 = madd(kv, v128.load(q1 + i, 48), b3);
+        }
+        let d0 = reduce_add_16(a0, a1, a2, a3);
+        if (cap > 0) d0 = tanhf(d0 * invCap) * cap;
+        const s0 = d0 * scale;
+        store<f32>(sc0 + (<usize>j << 2), s0);
+        if (s0 > mx0) mx0 = s0;
         let d1 = reduce_add_16(b0, b1, b2, b3);
         if (cap > 0) d1 = tanhf(d1 * invCap) * cap;
         const s1 = d1 * scale;
         store<f32>(sc1 + (<usize>j << 2), s1);
         if (s1 > mx1) mx1 = s1;
+      }
+    } else {
+      for (let j = lo; j <= p0; j++) {
+        let d0 = dot_f32_lanes16(kg + <usize>(j - kb) * hb, q0, hd);
+        if (cap > 0) d0 = tanhf(d0 * invCap) * cap;
+        const s0 = d0 * scale;
+        store<f32>(sc0 + (<usize>j << 2), s0);
+        if (s0 > mx0) mx0 = s0;
       }
     }
     round_weights(sc0, lo, p0, <f32>(1.0 / softmax16(sc0, lo, p0, mx0)));
@@ -182,23 +227,46 @@ function attn_ggml_batch(r0: i32, r1: i32, pp: usize, scr: usize): void {
     const op = o + <usize>t * os + <usize>h * hb;
     const vg = vt + g * <usize>hd * p16 * 4;
     const m0 = <usize>(lo & ~15), m1 = <usize>(p0 | 15) + 1;
-    for (let i = 0; i < hd; i++) {
-      const vr = vg + <usize>i * p16 * 4 - (<usize>kb << 2);
-      const z = f32x4.splat(0);
-      let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
-      for (let j = m0; j < m1; j += 16) {
-        const vp = vr + (j << 2), w0 = sc0 + (j << 2);
-        const x0 = v128.load(vp), x1 = v128.load(vp, 16), x2 = v128.load(vp, 32), x3 = v128.load(vp, 48);
-        a0 = madd(v128.load(w0), x0, a0); a1 = madd(v128.load(w0, 16), x1, a1);
-        a2 = madd(v128.load(w0, 32), x2, a2); a3 = madd(v128.load(w0, 48), x3, a3);
-        if (two) {
-          const w1 = sc1 + (j << 2);
-          b0 = madd(v128.load(w1), x0, b0); b1 = madd(v128.load(w1, 16), x1, b1);
-          b2 = madd(v128.load(w1, 32), x2, b2); b3 = madd(v128.load(w1, 48), x3, b3);
+    if (two) {
+      // 4 dims x 2 heads per pass, one lane group (positions 4g..4g+3 of each 16) at a time: 8 independent
+      // chains, 6 loads per 8 multiply-adds; the lane groups' chains go to the tile scratch, then ggml's
+      // 16-lane reductions
+      const ps = p16 << 2;
+      for (let i = 0; i < hd; i += 4) {
+        const vr = vg + <usize>i * ps - (<usize>kb << 2);
+        for (let g: usize = 0; g < 64; g += 16) {
+          const z = f32x4.splat(0);
+          let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
+          for (let j = m0; j < m1; j += 16) {
+            const vp = vr + (j << 2) + g, jo = (j << 2) + g;
+            const x0 = v128.load(vp), x1 = v128.load(vp + ps), x2 = v128.load(vp + 2 * ps), x3 = v128.load(vp + 3 * ps);
+            const w0 = v128.load(sc0 + jo), w1 = v128.load(sc1 + jo);
+            a0 = madd(w0, x0, a0); b0 = madd(w1, x0, b0);
+            a1 = madd(w0, x1, a1); b1 = madd(w1, x1, b1);
+            a2 = madd(w0, x2, a2); b2 = madd(w1, x2, b2);
+            a3 = madd(w0, x3, a3); b3 = madd(w1, x3, b3);
+          }
+          v128.store(tile + g, a0); v128.store(tile + g, a1, 64); v128.store(tile + g, a2, 128); v128.store(tile + g, a3, 192);
+          v128.store(tile + g, b0, 256); v128.store(tile + g, b1, 320); v128.store(tile + g, b2, 384); v128.store(tile + g, b3, 448);
+        }
+        for (let k: usize = 0; k < 4; k++) {
+          const ta = tile + (k << 6), tb = ta + 256;
+          store<f32>(op + ((<usize>i + k) << 2), reduce_add_16(v128.load(ta), v128.load(ta, 16), v128.load(ta, 32), v128.load(ta, 48)));
+          store<f32>(op + hb + ((<usize>i + k) << 2), reduce_add_16(v128.load(tb), v128.load(tb, 16), v128.load(tb, 32), v128.load(tb, 48)));
         }
       }
-      store<f32>(op + (<usize>i << 2), reduce_add_16(a0, a1, a2, a3));
-      if (two) store<f32>(op + hb + (<usize>i << 2), reduce_add_16(b0, b1, b2, b3));
+    } else {
+      for (let i = 0; i < hd; i++) {
+        const vr = vg + <usize>i * p16 * 4 - (<usize>kb << 2);
+        const z = f32x4.splat(0);
+        let a0 = z, a1 = z, a2 = z, a3 = z;
+        for (let j = m0; j < m1; j += 16) {
+          const vp = vr + (j << 2), w0 = sc0 + (j << 2);
+          a0 = madd(v128.load(w0), v128.load(vp), a0); a1 = madd(v128.load(w0, 16), v128.load(vp, 16), a1);
+          a2 = madd(v128.load(w0, 32), v128.load(vp, 32), a2); a3 = madd(v128.load(w0, 48), v128.load(vp, 48), a3);
+        }
+        store<f32>(op + (<usize>i << 2), reduce_add_16(a0, a1, a2, a3));
+      }
     }
     r += two ? 2 : 1;
   }
