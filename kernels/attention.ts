@@ -1,5 +1,5 @@
 import { DEC_SB, AG_DEC_HEADS, AG_N_TOKENS, AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
-import { expf_v2 } from './common/expf';
+import { expf_v2, expf_v4 } from './common/expf';
 import { expf_glibc } from './common/glibc';
 import { tanhf } from './common/libm';
 import { f2h, f16x4, h2f, h2f4, h2f4_finite, round_f16x4 } from './common/f16';
@@ -490,7 +490,8 @@ export function attn_flash(r0: i32, r1: i32, pp: usize): void {
     for (let g = 0; g < 4; g++) {
       const base = c + 4 * g;
       const x = f32x4.sub(v128.load(sc + (<usize>base << 2)), mv);
-      let e = f32x4_of(expf_v2(lo_f64(x)), expf_v2(hi_f64(x)));
+      let e: v128;
+      if (ASC_FEATURE_RELAXED_SIMD) e = expf_v4(x); else e = f32x4_of(expf_v2(lo_f64(x)), expf_v2(hi_f64(x)));
       // slots outside [lo, p0] are exp(-inf) = 0
       const idx = i32x4.add(i32x4.splat(base), i32x4(0, 1, 2, 3));
       e = v128.and(e, v128.and(i32x4.ge_s(idx, i32x4.splat(lo)), i32x4.le_s(idx, i32x4.splat(p0))));

@@ -4,13 +4,13 @@
 // CPU time per call (one thread by default), and a bit-for-bit comparison of the outputs.
 // Shapes default to qwen3-0.6b (16 heads over 8 kv heads of 128), a causal batch of --tok tokens at positions 0..tok-1.
 // Usage: node scripts/ab-attn.mjs --a /work/main [--b .] [--tok 512] [--heads 16] [--kv 8] [--hd 128] [--rounds 3]
-//        [--threads 1] [--flash] (attn_flash instead)
+//        [--threads 1] [--kscale 2] (K values in [-kscale, kscale]: 20 puts scores > 87 apart) [--flash] (attn_flash instead)
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 const arg = (n, d) => { const i = process.argv.indexOf('--' + n); return i >= 0 ? process.argv[i + 1] : d; };
 if (!process.argv.includes('--a')) { console.error('--a REPO (the base build) is required'); process.exit(2); }
 const TOK = +arg('tok', '512'), NH = +arg('heads', '16'), NKV = +arg('kv', '8'), HD = +arg('hd', '128');
-const ROUNDS = +arg('rounds', '3'), THREADS = +arg('threads', '1'), FLASH = process.argv.includes('--flash');
+const KS = +arg('kscale', '2'), ROUNDS = +arg('rounds', '3'), THREADS = +arg('threads', '1'), FLASH = process.argv.includes('--flash');
 function f2h(x) {
   const f = new Float32Array(1), u = new Uint32Array(f.buffer); f[0] = x;
   const b = u[0], s = (b >>> 16) & 0x8000, e = ((b >>> 23) & 0xff) - 127 + 15, m = b & 0x7fffff;
@@ -26,7 +26,7 @@ async function setup(root) {
   const k = rt.alloc(TOK * rowBytes), v = rt.alloc(TOK * rowBytes);
   const kh = rt.u8(k, TOK * rowBytes), vh = rt.u8(v, TOK * rowBytes);
   const k16 = new Uint16Array(kh.buffer, kh.byteOffset, TOK * NKV * HD), v16 = new Uint16Array(vh.buffer, vh.byteOffset, TOK * NKV * HD);
-  for (let i = 0; i < k16.length; i++) { k16[i] = f2h(Math.sin(i * 0.731) * 2); v16[i] = f2h(Math.cos(i * 0.377)); }
+  for (let i = 0; i < k16.length; i++) { k16[i] = f2h(Math.sin(i * 0.731) * KS); v16[i] = f2h(Math.cos(i * 0.377)); }
   const q = rt.alloc(TOK * NH * HD * 4), qf = rt.f32(q, TOK * NH * HD);
   for (let i = 0; i < qf.length; i++) qf[i] = Math.sin(i * 0.113) * 1.5;
   const pos = rt.alloc(TOK * 4), pi = new Int32Array(rt.u8(pos, TOK * 4).buffer, pos, TOK);

@@ -18,6 +18,24 @@ import { f32x4_of, fma2v, hi_f64, lo_f64, round2 } from './fmaf';
   r = v128.bitselect(f64x2.splat(Infinity), r, f64x2.gt(n, f64x2.splat(192)));
   return v128.bitselect(f64x2.splat(0), r, f64x2.lt(n, f64x2.splat(-192)));
 }
+// ggml_v_expf on 4 f32 lanes (relaxed build): the same steps as expf_v2's relaxed form on f32x4 (see
+// silu4_relaxed below for why the roundings are the same); a vector with |n| > 126 takes the f64x2 halves
+@inline export function expf_v4(x: v128): v128 {
+  const R = f32x4.splat(12582912);
+  const z = f32x4.relaxed_madd(x, f32x4.splat(reinterpret<f32>(0x3fb8aa3b)), R);
+  const n = f32x4.sub(z, R);
+  if (!v128.any_true(f32x4.gt(f32x4.abs(n), f32x4.splat(126)))) {
+    const nn = f32x4.neg(n);
+    const b = f32x4.relaxed_madd(nn, f32x4.splat(reinterpret<f32>(0x35bfbe8e)), f32x4.relaxed_madd(nn, f32x4.splat(reinterpret<f32>(0x3f317200)), x));
+    const u = f32x4.mul(b, b);
+    const j = f32x4.relaxed_madd(
+      f32x4.relaxed_madd(f32x4.relaxed_madd(f32x4.splat(reinterpret<f32>(0x3c072010)), b, f32x4.splat(reinterpret<f32>(0x3d2b9f17))), u,
+        f32x4.relaxed_madd(f32x4.splat(reinterpret<f32>(0x3e2aaf33)), b, f32x4.splat(reinterpret<f32>(0x3efffedb)))), u,
+      f32x4.relaxed_madd(f32x4.splat(reinterpret<f32>(0x3f7ffff6)), b, f32x4.splat(1)));
+    return f32x4.mul(j, i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23));
+  }
+  return f32x4_of(expf_v2(lo_f64(x)), expf_v2(hi_f64(x)));
+}
 // silu as ggml_vec_swiglu_f32 / ggml_vec_silu_f32 (AVX-512): x / (1 + v_expf(-x)), in f32
 @inline function silu4_f64(v: v128): v128 {
   const nv = f32x4.neg(v);
