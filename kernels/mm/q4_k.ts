@@ -3,7 +3,7 @@ import { f32x4_of, fma2_tie, fmaf, hi_f64, lo_f64, round2, tie_any } from '../co
 import { k4_scales, k4_summins } from '../common/kquant';
 import { dot32_w16, g4, hs2_i32, hs4_i32, hsum4_i32, hsum_i32x4 } from '../common/simd';
 import { hsum2_i32, k4_chunk, k4_mins_lanes, k4_scales_v } from '../common/k4-simd';
-import { ROW_TILE } from './tile';
+import { g8_tokens, ROW_TILE } from './tile';
 import { Q4K_TOUCH, touch_ahead } from './touch';
 
 // One 64-value chunk of a Q4_K super-block: (low nibbles . 32 activations) * sl + (high nibbles . next 32) * sh,
@@ -738,16 +738,28 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
 // whose float side is ggml's (exact) or plain multiply-adds (fast)
 @inline function mm_q4_K_any(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize, nGemm: i32, exact: bool): void {
   const wend = w + <usize>r1 * ws;
+  // the 8-token GEMM in blocks of g8_tokens(as) tokens: their activation rows stay in L2 while the thread's
+  // weight rows pass over them once per block (before, all tokens per 8-row tile: the activations streamed
+  // from L3 once per tile)
+  let t8 = 0;
+  const G8_TOK = g8_tokens(as);
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    t8 = nGemm & ~7;
+    for (let tb = 0; tb < t8; tb += G8_TOK) {
+      const te = min(tb + G8_TOK, t8);
+      for (let rt = r0; rt < r1; rt += ROW_TILE) {
+        const re = min(rt + ROW_TILE, r1);
+        for (let t = tb; t < te; t += 8) {
+          const at = a + <usize>t * as, yt = y + <usize>t * ys;
+          for (let r = rt; r < re; r++) dot8t_q4_K_r(w + <usize>r * ws, at, as, nb, yt + (<usize>r << 2), ys);
+        }
+      }
+    }
+  }
   // tiles of ROW_TILE rows stay in L1 while the activation rows pass over them
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
-    let t = 0;
-    if (ASC_FEATURE_RELAXED_SIMD) {
-      for (; t + 8 <= nGemm; t += 8) {
-        const at = a + <usize>t * as, yt = y + <usize>t * ys;
-        for (let r = rt; r < re; r++) dot8t_q4_K_r(w + <usize>r * ws, at, as, nb, yt + (<usize>r << 2), ys);
-      }
-    }
+    let t = t8;
     for (; t + 4 <= nGemm; t += 4) {
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       let r = rt;

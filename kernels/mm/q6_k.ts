@@ -1,7 +1,7 @@
 import { h2f } from '../common/f16';
 import { f32x4_of, fma2, fma2_tie, hi_f64, hsum_float_8, lo_f64, round2, tie_any } from '../common/fmaf';
 import { g4 } from '../common/simd';
-import { ROW_TILE } from './tile';
+import { g8_tokens, ROW_TILE } from './tile';
 import { Q6K_TOUCH, touch_ahead } from './touch';
 
 // 16 values (u8, < 64) . their activations -> sums of 4 consecutive values (i32x4): widened activations at a
@@ -785,15 +785,29 @@ import { Q6K_TOUCH, touch_ahead } from './touch';
 }
 export function mm_q6_K(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usize, nTok: i32, y: usize, ys: usize, nb: i32, ax: usize, axs: usize): void {
   const wend = w + <usize>r1 * ws;
+  // the 8-token GEMM in blocks of g8_tokens(as) tokens: their activation rows stay in L2 while the thread's
+  // weight rows pass over them once per block (before, all tokens per 8-row tile: the activations streamed
+  // from L3 once per tile)
+  let t8 = 0;
+  const G8_TOK = g8_tokens(as);
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    t8 = nTok & ~7;
+    for (let tb = 0; tb < t8; tb += G8_TOK) {
+      const te = min(tb + G8_TOK, t8);
+      for (let rt = r0; rt < r1; rt += ROW_TILE) {
+        const re = min(rt + ROW_TILE, r1);
+        for (let t = tb; t < te; t += 8) {
+          const at = a + <usize>t * as, yt = y + <usize>t * ys;
+          for (let r = rt; r < re; r++) dot8t_q6_K(w + <usize>r * ws, at, as, nb, yt + (<usize>r << 2), ys);
+        }
+      }
+    }
+  }
   for (let rt = r0; rt < r1; rt += ROW_TILE) {
     const re = min(rt + ROW_TILE, r1);
-    let t = 0;
+    let t = t8;
     // relaxed SIMD: 4 tokens per weight decode in dot_q6_K's own order (the pairs' i16 path is slower there)
     if (ASC_FEATURE_RELAXED_SIMD) {
-      for (; t + 8 <= nTok; t += 8) {
-        const at = a + <usize>t * as, yt = y + <usize>t * ys;
-        for (let r = rt; r < re; r++) dot8t_q6_K(w + <usize>r * ws, at, as, nb, yt + (<usize>r << 2), ys);
-      }
       for (; t + 4 <= nTok; t += 4) {
         const at = a + <usize>t * as, yt = y + <usize>t * ys;
         // no touch-ahead (touch.ts) in the multi-token loops: compute-bound, the hardware prefetcher keeps up
