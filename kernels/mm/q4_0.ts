@@ -89,7 +89,7 @@ export function mm_q4_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: usi
   const we = w + <usize>nb * 72;
   while (w < we) {
     const q = min(w + Q4R4_TOUCH, tl);
-    t |= load<u32>(q) | load<u32>(q, 64);
+    if (Q4R4_TOUCH != 0) t |= load<u32>(q) | load<u32>(q, 64);
     const d4 = f32x4.mul(h2f4_if(v128.load16x4_u(w), normal), v128.load32_splat(dp));
     const sums = i32x4.sub(q4r4_sums(w, ap, aq), v128.load32_splat(cp));
     if (exact && ASC_FEATURE_RELAXED_SIMD) {

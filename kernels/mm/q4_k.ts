@@ -794,7 +794,7 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
       const at = a + <usize>t * as, xt = ax + <usize>t * axs, yt = y + <usize>t * ys;
       for (let r = rt; r < re; r++) {
         const p = w + <usize>r * ws;
-        store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend, Q4K_TOUCH));
+        if (Q4K_TOUCH != 0) store<u32>(yt + (<usize>r << 2), touch_ahead(p, ws, wend, Q4K_TOUCH));
         store<f32>(yt + (<usize>r << 2), dot_q4_K(p, at, xt, nb, exact));
       }
     }

@@ -111,7 +111,7 @@ export function mmf_q8_0(r0: i32, r1: i32, w: usize, ws: usize, a: usize, as: us
   const we = w + <usize>nb * 136;
   while (w < we) {
     const q = min(w + Q8R4_TOUCH, tl);
-    t |= load<u32>(q) | load<u32>(q, 64);
+    if (Q8R4_TOUCH != 0) t |= load<u32>(q) | load<u32>(q, 64);
     const hs = i32x4.shl(v128.load16x4_u(w), 16);
     hm = i32x4.max_u(hm, i32x4.add(hs, hs));
     const dw = f32x4.mul(v128.and(i32x4.shr_s(hs, 3), i32x4.splat(0x8fffffff)), f32x4.splat(reinterpret<f32>(0x77800000)));
