@@ -564,16 +564,30 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
   store<f32>(y + 2 * ys, f32x4.extract_lane(r, 2));
   store<f32>(y + 3 * ys, f32x4.extract_lane(r, 3));
 }
-// dot4v_q4_K in the relaxed build: the same exact integers and f32 operations per token, with fewer
-// instructions: the 4 chunks straight-line with immediate offsets, each sub-block's scale splat one pshufd
-// (e0, e1: the 8 scales as i16, each twice), [d, dmin] of two super-blocks converted by one h2f4. The store
-// of a lane into the result slot (overwritten at the end) after each token pair pins the next pair's loads
-// after it: V8 would otherwise load all 16 activation vectors of a chunk first and spill them.
+// two tokens' exact chunk sums (q4k_sub, activations at aq and aq + a1) pair-reduced (hs2_i32) into acc: lanes
+// [t0 0+2, t1 0+2, t0 1+3, t1 1+3]. Each pin stores a lane of the newest value (p0, then the new acc), so V8 can
+// neither hoist the next token's activation loads nor sink the reduction to the block end (with q4k_tok4's
+// per-token pins it sank the transposes and kept all 16 token-chunk vectors of a block live: 75 spill accesses)
+@inline function q4k_pair2(aq: usize, a1: usize, n0: v128, n1: v128, n2: v128, n3: v128, sl: v128, sh: v128, y: usize, acc: v128, first: bool): v128 {
+  const p0 = q4k_sub(aq, n0, n1, n2, n3, sl, sh);
+  v128.store32_lane(y, p0, 0);
+  const t = hs2_i32(p0, q4k_sub(aq + a1, n0, n1, n2, n3, sl, sh));
+  const r = first ? t : i32x4.add(acc, t);
+  v128.store32_lane(y, r, 0);
+  return r;
+}
+// dot4v_q4_K in the relaxed build: the same exact integers (only their i32 order changed) and the same f32
+// operations per lane = token: same bits. The 4 chunks straight-line with immediate offsets, each sub-block's
+// scale splat one pshufd (e0, e1: the 8 scales as i16, each twice), [d, dmin] of two super-blocks converted by
+// one h2f4, few live vectors (V8 allocates xmm0-15 only): the mins first, folded into accm at the block's top (the scales
+// vector is dead before the chunks), then each chunk's 4 token sums pair-reduced at once into two i32x4
+// accumulators (u: tokens 0, 1; v: 2, 3; q4k_pair2) instead of four, transposed to lane = token at the end
+// (before: four per-token accumulators and the scales live through the chunks, V8 497 instructions and 75
+// spill-slot accesses per block; now 459 and 37, counted as in BENCHMARKS' np4 section).
 @inline function dot4v_q4_K_rx(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize, exact: bool): void {
   let acc = f32x4.splat(0), accm = acc;
-  const mb = i8x16.splat(0x0f);
   const end = w + <usize>nb * 144;
-  let a0 = a, a1 = a + as, a2 = a + 2 * as, a3 = a + 3 * as;
+  const a1 = as, a2 = 2 * as, a3 = 3 * as;
   let hd = f32x4.splat(0);
   let pair = false;
   while (w < end) {
@@ -584,70 +598,48 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
     } else hd = i32x4.shuffle(hd, hd, 2, 3, 0, 1);
     pair = !pair;
     const smv = k4_scales_v(w + 4);
+    const ad = v128.load32_lane(a + a3, v128.load32_lane(a + a2, v128.load32_lane(a + a1, v128.load32_zero(a), 1), 2), 3);
+    {
+      const mins = f32x4.convert_i32x4_s(hsum4_i32(k4_mins_lanes(smv, a), k4_mins_lanes(smv, a + a1), k4_mins_lanes(smv, a + a2), k4_mins_lanes(smv, a + a3)));
+      const dmin = f32x4.mul(i32x4.shuffle(hd, hd, 1, 1, 1, 1), ad);
+      accm = exact ? f32x4.relaxed_madd(mins, dmin, accm) : f32x4.add(accm, f32x4.mul(mins, dmin));
+    }
+    const d = f32x4.mul(i32x4.shuffle(hd, hd, 0, 0, 0, 0), ad);
     const s16 = i16x8.extend_low_i8x16_u(smv);
     const e0 = i16x8.shuffle(s16, s16, 0, 0, 1, 1, 2, 2, 3, 3), e1 = i16x8.shuffle(s16, s16, 4, 4, 5, 5, 6, 6, 7, 7);
-    let s0: v128, s1: v128, s2: v128, s3: v128;
+    const mb = i8x16.splat(0x0f);
+    let u = i32x4.splat(0), v = u;
     {
       const v0 = v128.load(w, 16), v1 = v128.load(w, 32);
-      const l0 = v128.and(v0, mb), l1 = v128.and(v1, mb), h0 = v128.and(i16x8.shr_u(v0, 4), mb), h1 = v128.and(i16x8.shr_u(v1, 4), mb);
+      const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
       const sl = i32x4.shuffle(e0, e0, 0, 0, 0, 0), sh = i32x4.shuffle(e0, e0, 1, 1, 1, 1);
-      s0 = q4k_sub(a0 + 4, l0, l1, h0, h1, sl, sh);
-      s1 = q4k_sub(a1 + 4, l0, l1, h0, h1, sl, sh);
-      store<i32>(y, i32x4.extract_lane(v128.or(s0, s1), 0));
-      s2 = q4k_sub(a2 + 4, l0, l1, h0, h1, sl, sh);
-      s3 = q4k_sub(a3 + 4, l0, l1, h0, h1, sl, sh);
-      store<i32>(y, i32x4.extract_lane(v128.or(s2, s3), 0));
+      u = q4k_pair2(a + 4, a1, n0, n1, n2, n3, sl, sh, y, u, true);
+      v = q4k_pair2(a + 4 + a2, a1, n0, n1, n2, n3, sl, sh, y, v, true);
     }
     {
       const v0 = v128.load(w, 48), v1 = v128.load(w, 64);
-      const l0 = v128.and(v0, mb), l1 = v128.and(v1, mb), h0 = v128.and(i16x8.shr_u(v0, 4), mb), h1 = v128.and(i16x8.shr_u(v1, 4), mb);
+      const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
       const sl = i32x4.shuffle(e0, e0, 2, 2, 2, 2), sh = i32x4.shuffle(e0, e0, 3, 3, 3, 3);
-      s0 = i32x4.add(s0, q4k_sub(a0 + 68, l0, l1, h0, h1, sl, sh));
-      s1 = i32x4.add(s1, q4k_sub(a1 + 68, l0, l1, h0, h1, sl, sh));
-      store<i32>(y, i32x4.extract_lane(v128.or(s0, s1), 0));
-      s2 = i32x4.add(s2, q4k_sub(a2 + 68, l0, l1, h0, h1, sl, sh));
-      s3 = i32x4.add(s3, q4k_sub(a3 + 68, l0, l1, h0, h1, sl, sh));
-      store<i32>(y, i32x4.extract_lane(v128.or(s2, s3), 0));
+      u = q4k_pair2(a + 68, a1, n0, n1, n2, n3, sl, sh, y, u, false);
+      v = q4k_pair2(a + 68 + a2, a1, n0, n1, n2, n3, sl, sh, y, v, false);
     }
     {
       const v0 = v128.load(w, 80), v1 = v128.load(w, 96);
-      const l0 = v128.and(v0, mb), l1 = v128.and(v1, mb), h0 = v128.and(i16x8.shr_u(v0, 4), mb), h1 = v128.and(i16x8.shr_u(v1, 4), mb);
+      const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
       const sl = i32x4.shuffle(e1, e1, 0, 0, 0, 0), sh = i32x4.shuffle(e1, e1, 1, 1, 1, 1);
-      s0 = i32x4.add(s0, q4k_sub(a0 + 132, l0, l1, h0, h1, sl, sh));
-      s1 = i32x4.add(s1, q4k_sub(a1 + 132, l0, l1, h0, h1, sl, sh));
-      store<i32>(y, i32x4.extract_lane(v128.or(s0, s1), 0));
-      s2 = i32x4.add(s2, q4k_sub(a2 + 132, l0, l1, h0, h1, sl, sh));
-      s3 = i32x4.add(s3, q4k_sub(a3 + 132, l0, l1, h0, h1, sl, sh));
-      store<i32>(y, i32x4.extract_lane(v128.or(s2, s3), 0));
+      u = q4k_pair2(a + 132, a1, n0, n1, n2, n3, sl, sh, y, u, false);
+      v = q4k_pair2(a + 132 + a2, a1, n0, n1, n2, n3, sl, sh, y, v, false);
     }
     {
       const v0 = v128.load(w, 112), v1 = v128.load(w, 128);
-      const l0 = v128.and(v0, mb), l1 = v128.and(v1, mb), h0 = v128.and(i16x8.shr_u(v0, 4), mb), h1 = v128.and(i16x8.shr_u(v1, 4), mb);
+      const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
       const sl = i32x4.shuffle(e1, e1, 2, 2, 2, 2), sh = i32x4.shuffle(e1, e1, 3, 3, 3, 3);
-      s0 = i32x4.add(s0, q4k_sub(a0 + 196, l0, l1, h0, h1, sl, sh));
-      s1 = i32x4.add(s1, q4k_sub(a1 + 196, l0, l1, h0, h1, sl, sh));
-      store<i32>(y, i32x4.extract_lane(v128.or(s0, s1), 0));
-      s2 = i32x4.add(s2, q4k_sub(a2 + 196, l0, l1, h0, h1, sl, sh));
-      s3 = i32x4.add(s3, q4k_sub(a3 + 196, l0, l1, h0, h1, sl, sh));
-      store<i32>(y, i32x4.extract_lane(v128.or(s2, s3), 0));
+      u = q4k_pair2(a + 196, a1, n0, n1, n2, n3, sl, sh, y, u, false);
+      v = q4k_pair2(a + 196 + a2, a1, n0, n1, n2, n3, sl, sh, y, v, false);
     }
-    // the activation scales are loaded after the last pin store (at the top, V8 kept them in spill slots)
-    let ad = f32x4.splat(load<f32>(a0));
-    ad = f32x4.replace_lane(ad, 1, load<f32>(a1));
-    ad = f32x4.replace_lane(ad, 2, load<f32>(a2));
-    ad = f32x4.replace_lane(ad, 3, load<f32>(a3));
-    const d = f32x4.mul(i32x4.shuffle(hd, hd, 0, 0, 0, 0), ad);
-    const dmin = f32x4.mul(i32x4.shuffle(hd, hd, 1, 1, 1, 1), ad);
-    const isum = f32x4.convert_i32x4_s(hsum4_i32(s0, s1, s2, s3));
-    const mins = f32x4.convert_i32x4_s(hsum4_i32(k4_mins_lanes(smv, a0), k4_mins_lanes(smv, a1), k4_mins_lanes(smv, a2), k4_mins_lanes(smv, a3)));
-    if (exact) {
-      acc = f32x4.relaxed_madd(isum, d, acc);
-      accm = f32x4.relaxed_madd(mins, dmin, accm);
-    } else {
-      acc = f32x4.add(acc, f32x4.mul(isum, d));
-      accm = f32x4.add(accm, f32x4.mul(mins, dmin));
-    }
-    w += 144; a0 += 292; a1 += 292; a2 += 292; a3 += 292;
+    const isum = f32x4.convert_i32x4_s(hs4_i32(u, v));
+    acc = exact ? f32x4.relaxed_madd(isum, d, acc) : f32x4.add(acc, f32x4.mul(isum, d));
+    w += 144; a += 292;
   }
   const r = f32x4.sub(acc, accm);
   store<f32>(y, f32x4.extract_lane(r, 0));
