@@ -48,21 +48,7 @@ import { f32x4_of, fma2v, hi_f64, lo_f64, round2 } from './fmaf';
 // is one f32 multiply while 2^n is a normal f32 (|n| <= 126: j * 2^n then rounds once, subnormal or not);
 // a vector with a lane outside takes the f64x2 halves.
 @inline function silu4_relaxed(v: v128): v128 {
-  const x = f32x4.neg(v), R = f32x4.splat(12582912);
-  const z = f32x4.relaxed_madd(x, f32x4.splat(reinterpret<f32>(0x3fb8aa3b)), R);
-  const n = f32x4.sub(z, R);
-  if (!v128.any_true(f32x4.gt(f32x4.abs(n), f32x4.splat(126)))) {
-    const nn = f32x4.neg(n);
-    const b = f32x4.relaxed_madd(nn, f32x4.splat(reinterpret<f32>(0x35bfbe8e)), f32x4.relaxed_madd(nn, f32x4.splat(reinterpret<f32>(0x3f317200)), x));
-    const u = f32x4.mul(b, b);
-    const j = f32x4.relaxed_madd(
-      f32x4.relaxed_madd(f32x4.relaxed_madd(f32x4.splat(reinterpret<f32>(0x3c072010)), b, f32x4.splat(reinterpret<f32>(0x3d2b9f17))), u,
-        f32x4.relaxed_madd(f32x4.splat(reinterpret<f32>(0x3e2aaf33)), b, f32x4.splat(reinterpret<f32>(0x3efffedb)))), u,
-      f32x4.relaxed_madd(f32x4.splat(reinterpret<f32>(0x3f7ffff6)), b, f32x4.splat(1)));
-    const p2 = i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23);
-    return f32x4.div(v, f32x4.add(f32x4.splat(1), f32x4.mul(j, p2)));
-  }
-  return silu4_f64(v);
+  return f32x4.div(v, f32x4.add(f32x4.splat(1), expf_v4(f32x4.neg(v))));
 }
 @inline export function silu4(v: v128): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) return silu4_relaxed(v);
