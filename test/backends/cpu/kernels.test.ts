@@ -170,6 +170,43 @@ for (const threads of [1, 2]) {
       assert.throws(() => rt.repackRows4(0, 6, 64, GgmlType.Q4_0), (e: Error & { code?: string }) => e.code === 'BAD_SHAPE');
     });
 
+    it('Q4_0r4 one token: groups holding a zero, subnormal or infinite scale take the general f16 path', async () => {
+      // the one-token kernel converts scales with a 3-op formula that is only right for normal f16 values and
+      // tests every block's scales on the way; a group with another value is recomputed the general way
+      const rnd = rng(15), rows = 16;
+      for (const numerics of ['exact', 'fast'] as const) {
+        const r = await createCpuRuntime({ threads, numerics, spin: 2000, parallelMinWork: 0 });
+        try {
+          for (const cols of [512, 224]) {
+            const w = randomWeights(GgmlType.Q4_0, rows, cols, rnd), nb = cols / 32, dv = new DataView(w.buffer);
+            for (let b = 0; b < rows * nb; b++) dv.setUint16(b * 18, 0x2000 + (b % 97), true); // normal scales ~2^-7
+            dv.setUint16((1 * nb + 3) * 18, 0x0000, true); // zero (group 0, a 4-block pass)
+            dv.setUint16((6 * nb + nb - 1) * 18, 0x0013, true); // subnormal (group 1, the last block)
+            dv.setUint16((10 * nb + 1) * 18, 0x8000, true); // -0 (group 2)
+            const x = randomF32(cols, rnd);
+            const wp = put(r, w), xp = put(r, x), y0 = r.alloc(rows * 4), y1 = r.alloc(rows * 4);
+            r.matmul(GgmlType.Q4_0, wp, rows, cols, xp, 1, y0);
+            const lt = r.repackRows4(wp, rows, cols, GgmlType.Q4_0);
+            r.matmul(lt, wp, rows, cols, xp, 1, y1);
+            const want = r.f32(y0, rows), got = r.f32(y1, rows);
+            if (numerics === 'exact') assert.deepEqual(got, want, `exact, ${cols} columns`);
+            else close(got, want, (i) => 1e-6 * Math.abs(want[i]!) + 1e-7, `fast, ${cols} columns`);
+            // the same weights with an infinite scale: those rows are inf or nan, the other groups unchanged
+            const inf = r.alloc(w.length, 64);
+            r.u8(inf, w.length).set(w);
+            new DataView(r.u8(inf, w.length).buffer, inf).setUint16((13 * nb + 2) * 18, 0x7c00, true);
+            const y2 = r.alloc(rows * 4);
+            r.matmul(r.repackRows4(inf, rows, cols, GgmlType.Q4_0), inf, rows, cols, xp, 1, y2);
+            const g2 = r.f32(y2, rows);
+            assert.ok(!Number.isFinite(g2[13]!), `row 13 with an infinite scale: ${g2[13]}`);
+            for (let i = 0; i < 12; i++) assert.equal(g2[i], got[i], `row ${i} of the finite groups`);
+          }
+        } finally {
+          await r.close();
+        }
+      }
+    });
+
     it('getRows dequantizes table rows (plain and repacked) and copy moves bytes', () => {
       const rnd = rng(6), rows = 8, cols = 256;
       for (const wt of [GgmlType.Q4_0, GgmlType.Q6_K, GgmlType.F16, GgmlType.Q8_0]) {
