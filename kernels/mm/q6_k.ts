@@ -248,103 +248,128 @@ import { Q6K_TOUCH, touch_ahead } from './touch';
   store<f32>(y + ys, hsum_float_8(f32x4_of(e0, e1), f32x4_of(e2, e3)));
 }
 // one 16-value group (x: the 6-bit values, the 7-bit operand) of one token: its i8 x i7 pair products summed
-// on i16 lanes (|.| <= 2*63*128), times the group's scale (k: an i16 splat) and pair-summed into acc (pmaddwd)
-@inline function q6_gt(acc: v128, x: v128, k: v128, aq: usize): v128 {
-  return i32x4.add(acc, q6_g(x, k, aq));
-}
+// on i16 lanes (|.| <= 2*63*128 = 16128: q <= 63 and |a| <= 128, Q8_K's -128 included), times the group's
+// scale (k: an i16 splat) and pair-summed on i32 lanes (pmaddwd)
 @inline function q6_g(x: v128, k: v128, aq: usize): v128 {
   return i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(aq), x), k);
 }
 // dot_q6_K_rx's integers and f32 chain for 4 activation rows (tokens) at once: the 6-bit values decoded once
-// for the 4, every token's 8 lanes the same exact integers (i32 sums in another order: exact) and the same
-// f32 operations per lane. The even steps (ggml's lanes 0..3) of all 4 tokens run first, then the odd steps
-// (lanes 4..7): 4 integer accumulators live at a time instead of 8 (V8 spilled them). d0..d3: the 16 scales as
-// i16, each twice, so a group's scale splat is one pshufd. The mins term once per half-block (-(x << 5) . bsums).
-// The store of a lane into the result slot (overwritten at the end) after each group pins the next group's
-// loads after it: V8 would otherwise hoist all 64 activation loads of a block to its start and spill them.
+// for the 4, every token's 8 lanes the same exact integers (i32 sums in another order: exact, wrapping or not)
+// and the same f32 operations per lane. The even steps (ggml's lanes 0..3) of all 4 tokens run first, then the
+// odd steps (lanes 4..7): 4 integer accumulators live at a time instead of 8. Per half-block: ggml's mins term
+// first (-(sc << 5) . bsums, folded into the first group's sums, so the scales die there); e0 / e1 = the half's
+// 8 scales as i16, each twice ([s0 s0 s2 s2 ..], pshuflw + pshufhw from load8x8_s), so a group's scale splat
+// is one pshufd; the half's fmaf right after it, pinned by stores of the 4 new f32 accumulators (V8 had sunk
+// half 0's mins and fmaf to the block end and kept its 4 integer accumulators spilled across half 1). Every
+// token's sum is pinned by a store of its lane 0 into the result slot (overwritten at the end) after each group,
+// so the next token's activation load waits for it: V8 would otherwise hoist a block's activation loads and spill
+// them. V8's code per block (tok=4): 591 -> 547 instructions, 74 -> 35 spill-slot accesses; tok=3 472 -> 438 /
+// 49 -> 22; tok=2 358 -> 332 / 29 -> 9 (BENCHMARKS.md, "Q6_K 2-/3-/4-token decode").
 @inline function dot4v_q6_K(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize): void {
-  // the 4 tokens' 8 fmaf lanes (two f32x4 each; relaxed build only: fmaf = relaxed_madd, checked fused at start-up)
-  let c0l = f32x4.splat(0), c0h = c0l, c1l = c0l, c1h = c0l, c2l = c0l, c2h = c0l, c3l = c0l, c3h = c0l;
+  let c0l = f32x4.splat(0), c0h = f32x4.splat(0), c1l = f32x4.splat(0), c1h = f32x4.splat(0), c2l = f32x4.splat(0), c2h = f32x4.splat(0), c3l = f32x4.splat(0), c3h = f32x4.splat(0);
   const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
   const end = w + <usize>nb * 210;
   let a0 = a, a1 = a + as, a2 = a + 2 * as, a3 = a + 3 * as;
   while (w < end) {
     const dw = h2f(load<u16>(w, 208));
-    const scv = v128.load(w, 192);
-    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
-    // half 0 (lanes 0..3): steps 0 and 2
+    // half 0 (ggml's lanes 0..3): steps 0 and 2, the mins term first
     {
-      const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
-      const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
-      const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
-      const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      const s16l = v128.load8x8_s(w, 192), s16h = v128.load8x8_s(w, 200);
+      const e0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13), e1 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
+      const ms = i16x8.shl(s16l, 5);
       let t0: v128, t1: v128, t2: v128, t3: v128;
       {
-        const qa = v128.load(w, 0), h = v128.load(w, 128);
-        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d0, d0, 0, 0, 0, 0);
-        t0 = q6_g(x, k, a0 + 4); t1 = q6_g(x, k, a1 + 4); t2 = q6_g(x, k, a2 + 4); t3 = q6_g(x, k, a3 + 4); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d1, d1, 0, 0, 0, 0);
-        t0 = q6_gt(t0, x, k, a0 + 68); t1 = q6_gt(t1, x, k, a1 + 68); t2 = q6_gt(t2, x, k, a2 + 68); t3 = q6_gt(t3, x, k, a3 + 68); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        const qa = v128.load(w, 0), hb = v128.load(w, 128);
+        {
+          const x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(hb, 4), m30)), k = i32x4.shuffle(e0, e0, 0, 0, 0, 0);
+          t0 = i32x4.sub(q6_g(x, k, a0 + 4), i32x4.dot_i16x8_s(ms, v128.load(a0, 260))); t1 = i32x4.sub(q6_g(x, k, a1 + 4), i32x4.dot_i16x8_s(ms, v128.load(a1, 260))); t2 = i32x4.sub(q6_g(x, k, a2 + 4), i32x4.dot_i16x8_s(ms, v128.load(a2, 260))); t3 = i32x4.sub(q6_g(x, k, a3 + 4), i32x4.dot_i16x8_s(ms, v128.load(a3, 260))); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(hb, m30)), k = i32x4.shuffle(e0, e0, 2, 2, 2, 2);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 68)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 68)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 68)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 68)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
         const qb = v128.load(w, 32);
-        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d0, d0, 2, 2, 2, 2);
-        t0 = q6_gt(t0, x, k, a0 + 36); t1 = q6_gt(t1, x, k, a1 + 36); t2 = q6_gt(t2, x, k, a2 + 36); t3 = q6_gt(t3, x, k, a3 + 36); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d1, d1, 2, 2, 2, 2);
-        t0 = q6_gt(t0, x, k, a0 + 100); t1 = q6_gt(t1, x, k, a1 + 100); t2 = q6_gt(t2, x, k, a2 + 100); t3 = q6_gt(t3, x, k, a3 + 100); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        {
+          const x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(hb, 2), m30)), k = i32x4.shuffle(e0, e0, 1, 1, 1, 1);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 36)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 36)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 36)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 36)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(hb, 2), m30)), k = i32x4.shuffle(e0, e0, 3, 3, 3, 3);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 100)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 100)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 100)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 100)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
       }
       {
-        const qa = v128.load(w, 64), h = v128.load(w, 160);
-        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d2, d2, 0, 0, 0, 0);
-        t0 = q6_gt(t0, x, k, a0 + 132); t1 = q6_gt(t1, x, k, a1 + 132); t2 = q6_gt(t2, x, k, a2 + 132); t3 = q6_gt(t3, x, k, a3 + 132); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d3, d3, 0, 0, 0, 0);
-        t0 = q6_gt(t0, x, k, a0 + 196); t1 = q6_gt(t1, x, k, a1 + 196); t2 = q6_gt(t2, x, k, a2 + 196); t3 = q6_gt(t3, x, k, a3 + 196); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        const qa = v128.load(w, 64), hb = v128.load(w, 160);
+        {
+          const x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(hb, 4), m30)), k = i32x4.shuffle(e1, e1, 0, 0, 0, 0);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 132)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 132)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 132)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 132)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(hb, m30)), k = i32x4.shuffle(e1, e1, 2, 2, 2, 2);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 196)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 196)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 196)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 196)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
         const qb = v128.load(w, 96);
-        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d2, d2, 2, 2, 2, 2);
-        t0 = q6_gt(t0, x, k, a0 + 164); t1 = q6_gt(t1, x, k, a1 + 164); t2 = q6_gt(t2, x, k, a2 + 164); t3 = q6_gt(t3, x, k, a3 + 164); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d3, d3, 2, 2, 2, 2);
-        t0 = q6_gt(t0, x, k, a0 + 228); t1 = q6_gt(t1, x, k, a1 + 228); t2 = q6_gt(t2, x, k, a2 + 228); t3 = q6_gt(t3, x, k, a3 + 228); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        {
+          const x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(hb, 2), m30)), k = i32x4.shuffle(e1, e1, 1, 1, 1, 1);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 164)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 164)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 164)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 164)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(hb, 2), m30)), k = i32x4.shuffle(e1, e1, 3, 3, 3, 3);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 228)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 228)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 228)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 228)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
       }
-      const ms = i16x8.shl(s16l, 5);
-      t0 = i32x4.sub(t0, i32x4.dot_i16x8_s(ms, v128.load(a0, 260))); t1 = i32x4.sub(t1, i32x4.dot_i16x8_s(ms, v128.load(a1, 260)));
-      t2 = i32x4.sub(t2, i32x4.dot_i16x8_s(ms, v128.load(a2, 260))); t3 = i32x4.sub(t3, i32x4.dot_i16x8_s(ms, v128.load(a3, 260)));
       c0l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0), f32x4.splat(load<f32>(a0) * dw), c0l);
       c1l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1), f32x4.splat(load<f32>(a1) * dw), c1l);
       c2l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t2), f32x4.splat(load<f32>(a2) * dw), c2l);
       c3l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t3), f32x4.splat(load<f32>(a3) * dw), c3l);
+      v128.store32_lane(y, c0l, 0); v128.store32_lane(y, c1l, 0); v128.store32_lane(y, c2l, 0); v128.store32_lane(y, c3l, 0);
     }
-    // half 1 (lanes 4..7): steps 1 and 3
+    // half 1 (ggml's lanes 4..7): steps 1 and 3, the mins term first
     {
-      const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
-      const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
-      const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
-      const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      const s16l = v128.load8x8_s(w, 192), s16h = v128.load8x8_s(w, 200);
+      const e0 = i8x16.shuffle(s16l, s16l, 2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15), e1 = i8x16.shuffle(s16h, s16h, 2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15);
+      const ms = i16x8.shl(s16h, 5);
       let t0: v128, t1: v128, t2: v128, t3: v128;
       {
-        const qa = v128.load(w, 16), h = v128.load(w, 144);
-        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d0, d0, 1, 1, 1, 1);
-        t0 = q6_g(x, k, a0 + 20); t1 = q6_g(x, k, a1 + 20); t2 = q6_g(x, k, a2 + 20); t3 = q6_g(x, k, a3 + 20); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d1, d1, 1, 1, 1, 1);
-        t0 = q6_gt(t0, x, k, a0 + 84); t1 = q6_gt(t1, x, k, a1 + 84); t2 = q6_gt(t2, x, k, a2 + 84); t3 = q6_gt(t3, x, k, a3 + 84); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        const qa = v128.load(w, 16), hb = v128.load(w, 144);
+        {
+          const x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(hb, 4), m30)), k = i32x4.shuffle(e0, e0, 0, 0, 0, 0);
+          t0 = i32x4.sub(q6_g(x, k, a0 + 20), i32x4.dot_i16x8_s(ms, v128.load(a0, 276))); t1 = i32x4.sub(q6_g(x, k, a1 + 20), i32x4.dot_i16x8_s(ms, v128.load(a1, 276))); t2 = i32x4.sub(q6_g(x, k, a2 + 20), i32x4.dot_i16x8_s(ms, v128.load(a2, 276))); t3 = i32x4.sub(q6_g(x, k, a3 + 20), i32x4.dot_i16x8_s(ms, v128.load(a3, 276))); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(hb, m30)), k = i32x4.shuffle(e0, e0, 2, 2, 2, 2);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 84)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 84)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 84)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 84)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
         const qb = v128.load(w, 48);
-        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d0, d0, 3, 3, 3, 3);
-        t0 = q6_gt(t0, x, k, a0 + 52); t1 = q6_gt(t1, x, k, a1 + 52); t2 = q6_gt(t2, x, k, a2 + 52); t3 = q6_gt(t3, x, k, a3 + 52); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d1, d1, 3, 3, 3, 3);
-        t0 = q6_gt(t0, x, k, a0 + 116); t1 = q6_gt(t1, x, k, a1 + 116); t2 = q6_gt(t2, x, k, a2 + 116); t3 = q6_gt(t3, x, k, a3 + 116); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        {
+          const x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(hb, 2), m30)), k = i32x4.shuffle(e0, e0, 1, 1, 1, 1);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 52)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 52)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 52)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 52)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(hb, 2), m30)), k = i32x4.shuffle(e0, e0, 3, 3, 3, 3);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 116)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 116)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 116)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 116)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
       }
       {
-        const qa = v128.load(w, 80), h = v128.load(w, 176);
-        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d2, d2, 1, 1, 1, 1);
-        t0 = q6_gt(t0, x, k, a0 + 148); t1 = q6_gt(t1, x, k, a1 + 148); t2 = q6_gt(t2, x, k, a2 + 148); t3 = q6_gt(t3, x, k, a3 + 148); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d3, d3, 1, 1, 1, 1);
-        t0 = q6_gt(t0, x, k, a0 + 212); t1 = q6_gt(t1, x, k, a1 + 212); t2 = q6_gt(t2, x, k, a2 + 212); t3 = q6_gt(t3, x, k, a3 + 212); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        const qa = v128.load(w, 80), hb = v128.load(w, 176);
+        {
+          const x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(hb, 4), m30)), k = i32x4.shuffle(e1, e1, 0, 0, 0, 0);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 148)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 148)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 148)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 148)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(hb, m30)), k = i32x4.shuffle(e1, e1, 2, 2, 2, 2);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 212)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 212)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 212)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 212)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
         const qb = v128.load(w, 112);
-        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d2, d2, 3, 3, 3, 3);
-        t0 = q6_gt(t0, x, k, a0 + 180); t1 = q6_gt(t1, x, k, a1 + 180); t2 = q6_gt(t2, x, k, a2 + 180); t3 = q6_gt(t3, x, k, a3 + 180); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d3, d3, 3, 3, 3, 3);
-        t0 = q6_gt(t0, x, k, a0 + 244); t1 = q6_gt(t1, x, k, a1 + 244); t2 = q6_gt(t2, x, k, a2 + 244); t3 = q6_gt(t3, x, k, a3 + 244); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), v128.or(t2, t3)), 0));
+        {
+          const x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(hb, 2), m30)), k = i32x4.shuffle(e1, e1, 1, 1, 1, 1);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 180)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 180)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 180)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 180)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(hb, 2), m30)), k = i32x4.shuffle(e1, e1, 3, 3, 3, 3);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 244)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 244)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 244)); t3 = i32x4.add(t3, q6_g(x, k, a3 + 244)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0); v128.store32_lane(y, t3, 0);
+        }
       }
-      const ms = i16x8.shl(s16h, 5);
-      t0 = i32x4.sub(t0, i32x4.dot_i16x8_s(ms, v128.load(a0, 276))); t1 = i32x4.sub(t1, i32x4.dot_i16x8_s(ms, v128.load(a1, 276)));
-      t2 = i32x4.sub(t2, i32x4.dot_i16x8_s(ms, v128.load(a2, 276))); t3 = i32x4.sub(t3, i32x4.dot_i16x8_s(ms, v128.load(a3, 276)));
       c0h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0), f32x4.splat(load<f32>(a0) * dw), c0h);
       c1h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1), f32x4.splat(load<f32>(a1) * dw), c1h);
       c2h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t2), f32x4.splat(load<f32>(a2) * dw), c2h);
@@ -357,90 +382,113 @@ import { Q6K_TOUCH, touch_ahead } from './touch';
   store<f32>(y + 2 * ys, hsum_float_8(c2l, c2h));
   store<f32>(y + 3 * ys, hsum_float_8(c3l, c3h));
 }
-// dot4v_q6_K for 2 or 3 sequences' decode tokens (partial batches of -np 4): the same integer lanes and f32
-// chains per token (so dot_q6_K_rx's bits), the 6-bit values decoded once for all the tokens
+// dot4v_q6_K for 2 or 3 sequences' decode tokens (partial batches of -np 4), the same code with the absent
+// tokens removed: the same integer lanes and f32 chains per token (so dot_q6_K_rx's bits), the 6-bit values
+// decoded once for all the tokens
 @inline function dot3v_q6_K(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize): void {
-  // the 4 tokens' 8 fmaf lanes (two f32x4 each; relaxed build only: fmaf = relaxed_madd, checked fused at start-up)
-  let c0l = f32x4.splat(0), c0h = c0l, c1l = c0l, c1h = c0l, c2l = c0l, c2h = c0l;
+  let c0l = f32x4.splat(0), c0h = f32x4.splat(0), c1l = f32x4.splat(0), c1h = f32x4.splat(0), c2l = f32x4.splat(0), c2h = f32x4.splat(0);
   const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
   const end = w + <usize>nb * 210;
   let a0 = a, a1 = a + as, a2 = a + 2 * as;
   while (w < end) {
     const dw = h2f(load<u16>(w, 208));
-    const scv = v128.load(w, 192);
-    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
-    // half 0 (lanes 0..3): steps 0 and 2
+    // half 0 (ggml's lanes 0..3): steps 0 and 2, the mins term first
     {
-      const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
-      const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
-      const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
-      const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      const s16l = v128.load8x8_s(w, 192), s16h = v128.load8x8_s(w, 200);
+      const e0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13), e1 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
+      const ms = i16x8.shl(s16l, 5);
       let t0: v128, t1: v128, t2: v128;
       {
-        const qa = v128.load(w, 0), h = v128.load(w, 128);
-        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d0, d0, 0, 0, 0, 0);
-        t0 = q6_g(x, k, a0 + 4); t1 = q6_g(x, k, a1 + 4); t2 = q6_g(x, k, a2 + 4); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d1, d1, 0, 0, 0, 0);
-        t0 = q6_gt(t0, x, k, a0 + 68); t1 = q6_gt(t1, x, k, a1 + 68); t2 = q6_gt(t2, x, k, a2 + 68); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        const qa = v128.load(w, 0), hb = v128.load(w, 128);
+        {
+          const x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(hb, 4), m30)), k = i32x4.shuffle(e0, e0, 0, 0, 0, 0);
+          t0 = i32x4.sub(q6_g(x, k, a0 + 4), i32x4.dot_i16x8_s(ms, v128.load(a0, 260))); t1 = i32x4.sub(q6_g(x, k, a1 + 4), i32x4.dot_i16x8_s(ms, v128.load(a1, 260))); t2 = i32x4.sub(q6_g(x, k, a2 + 4), i32x4.dot_i16x8_s(ms, v128.load(a2, 260))); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(hb, m30)), k = i32x4.shuffle(e0, e0, 2, 2, 2, 2);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 68)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 68)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 68)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
         const qb = v128.load(w, 32);
-        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d0, d0, 2, 2, 2, 2);
-        t0 = q6_gt(t0, x, k, a0 + 36); t1 = q6_gt(t1, x, k, a1 + 36); t2 = q6_gt(t2, x, k, a2 + 36); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d1, d1, 2, 2, 2, 2);
-        t0 = q6_gt(t0, x, k, a0 + 100); t1 = q6_gt(t1, x, k, a1 + 100); t2 = q6_gt(t2, x, k, a2 + 100); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        {
+          const x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(hb, 2), m30)), k = i32x4.shuffle(e0, e0, 1, 1, 1, 1);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 36)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 36)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 36)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(hb, 2), m30)), k = i32x4.shuffle(e0, e0, 3, 3, 3, 3);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 100)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 100)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 100)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
       }
       {
-        const qa = v128.load(w, 64), h = v128.load(w, 160);
-        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d2, d2, 0, 0, 0, 0);
-        t0 = q6_gt(t0, x, k, a0 + 132); t1 = q6_gt(t1, x, k, a1 + 132); t2 = q6_gt(t2, x, k, a2 + 132); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d3, d3, 0, 0, 0, 0);
-        t0 = q6_gt(t0, x, k, a0 + 196); t1 = q6_gt(t1, x, k, a1 + 196); t2 = q6_gt(t2, x, k, a2 + 196); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        const qa = v128.load(w, 64), hb = v128.load(w, 160);
+        {
+          const x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(hb, 4), m30)), k = i32x4.shuffle(e1, e1, 0, 0, 0, 0);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 132)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 132)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 132)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(hb, m30)), k = i32x4.shuffle(e1, e1, 2, 2, 2, 2);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 196)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 196)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 196)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
         const qb = v128.load(w, 96);
-        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d2, d2, 2, 2, 2, 2);
-        t0 = q6_gt(t0, x, k, a0 + 164); t1 = q6_gt(t1, x, k, a1 + 164); t2 = q6_gt(t2, x, k, a2 + 164); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d3, d3, 2, 2, 2, 2);
-        t0 = q6_gt(t0, x, k, a0 + 228); t1 = q6_gt(t1, x, k, a1 + 228); t2 = q6_gt(t2, x, k, a2 + 228); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        {
+          const x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(hb, 2), m30)), k = i32x4.shuffle(e1, e1, 1, 1, 1, 1);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 164)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 164)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 164)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(hb, 2), m30)), k = i32x4.shuffle(e1, e1, 3, 3, 3, 3);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 228)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 228)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 228)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
       }
-      const ms = i16x8.shl(s16l, 5);
-      t0 = i32x4.sub(t0, i32x4.dot_i16x8_s(ms, v128.load(a0, 260))); t1 = i32x4.sub(t1, i32x4.dot_i16x8_s(ms, v128.load(a1, 260)));
-      t2 = i32x4.sub(t2, i32x4.dot_i16x8_s(ms, v128.load(a2, 260)));
       c0l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0), f32x4.splat(load<f32>(a0) * dw), c0l);
       c1l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1), f32x4.splat(load<f32>(a1) * dw), c1l);
       c2l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t2), f32x4.splat(load<f32>(a2) * dw), c2l);
+      v128.store32_lane(y, c0l, 0); v128.store32_lane(y, c1l, 0); v128.store32_lane(y, c2l, 0);
     }
-    // half 1 (lanes 4..7): steps 1 and 3
+    // half 1 (ggml's lanes 4..7): steps 1 and 3, the mins term first
     {
-      const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
-      const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
-      const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
-      const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      const s16l = v128.load8x8_s(w, 192), s16h = v128.load8x8_s(w, 200);
+      const e0 = i8x16.shuffle(s16l, s16l, 2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15), e1 = i8x16.shuffle(s16h, s16h, 2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15);
+      const ms = i16x8.shl(s16h, 5);
       let t0: v128, t1: v128, t2: v128;
       {
-        const qa = v128.load(w, 16), h = v128.load(w, 144);
-        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d0, d0, 1, 1, 1, 1);
-        t0 = q6_g(x, k, a0 + 20); t1 = q6_g(x, k, a1 + 20); t2 = q6_g(x, k, a2 + 20); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d1, d1, 1, 1, 1, 1);
-        t0 = q6_gt(t0, x, k, a0 + 84); t1 = q6_gt(t1, x, k, a1 + 84); t2 = q6_gt(t2, x, k, a2 + 84); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        const qa = v128.load(w, 16), hb = v128.load(w, 144);
+        {
+          const x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(hb, 4), m30)), k = i32x4.shuffle(e0, e0, 0, 0, 0, 0);
+          t0 = i32x4.sub(q6_g(x, k, a0 + 20), i32x4.dot_i16x8_s(ms, v128.load(a0, 276))); t1 = i32x4.sub(q6_g(x, k, a1 + 20), i32x4.dot_i16x8_s(ms, v128.load(a1, 276))); t2 = i32x4.sub(q6_g(x, k, a2 + 20), i32x4.dot_i16x8_s(ms, v128.load(a2, 276))); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(hb, m30)), k = i32x4.shuffle(e0, e0, 2, 2, 2, 2);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 84)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 84)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 84)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
         const qb = v128.load(w, 48);
-        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d0, d0, 3, 3, 3, 3);
-        t0 = q6_gt(t0, x, k, a0 + 52); t1 = q6_gt(t1, x, k, a1 + 52); t2 = q6_gt(t2, x, k, a2 + 52); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d1, d1, 3, 3, 3, 3);
-        t0 = q6_gt(t0, x, k, a0 + 116); t1 = q6_gt(t1, x, k, a1 + 116); t2 = q6_gt(t2, x, k, a2 + 116); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        {
+          const x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(hb, 2), m30)), k = i32x4.shuffle(e0, e0, 1, 1, 1, 1);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 52)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 52)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 52)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(hb, 2), m30)), k = i32x4.shuffle(e0, e0, 3, 3, 3, 3);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 116)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 116)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 116)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
       }
       {
-        const qa = v128.load(w, 80), h = v128.load(w, 176);
-        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d2, d2, 1, 1, 1, 1);
-        t0 = q6_gt(t0, x, k, a0 + 148); t1 = q6_gt(t1, x, k, a1 + 148); t2 = q6_gt(t2, x, k, a2 + 148); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d3, d3, 1, 1, 1, 1);
-        t0 = q6_gt(t0, x, k, a0 + 212); t1 = q6_gt(t1, x, k, a1 + 212); t2 = q6_gt(t2, x, k, a2 + 212); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        const qa = v128.load(w, 80), hb = v128.load(w, 176);
+        {
+          const x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(hb, 4), m30)), k = i32x4.shuffle(e1, e1, 0, 0, 0, 0);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 148)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 148)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 148)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(hb, m30)), k = i32x4.shuffle(e1, e1, 2, 2, 2, 2);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 212)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 212)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 212)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
         const qb = v128.load(w, 112);
-        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d2, d2, 3, 3, 3, 3);
-        t0 = q6_gt(t0, x, k, a0 + 180); t1 = q6_gt(t1, x, k, a1 + 180); t2 = q6_gt(t2, x, k, a2 + 180); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d3, d3, 3, 3, 3, 3);
-        t0 = q6_gt(t0, x, k, a0 + 244); t1 = q6_gt(t1, x, k, a1 + 244); t2 = q6_gt(t2, x, k, a2 + 244); store<i32>(y, i32x4.extract_lane(v128.or(v128.or(t0, t1), t2), 0));
+        {
+          const x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(hb, 2), m30)), k = i32x4.shuffle(e1, e1, 1, 1, 1, 1);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 180)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 180)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 180)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(hb, 2), m30)), k = i32x4.shuffle(e1, e1, 3, 3, 3, 3);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 244)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 244)); t2 = i32x4.add(t2, q6_g(x, k, a2 + 244)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0); v128.store32_lane(y, t2, 0);
+        }
       }
-      const ms = i16x8.shl(s16h, 5);
-      t0 = i32x4.sub(t0, i32x4.dot_i16x8_s(ms, v128.load(a0, 276))); t1 = i32x4.sub(t1, i32x4.dot_i16x8_s(ms, v128.load(a1, 276)));
-      t2 = i32x4.sub(t2, i32x4.dot_i16x8_s(ms, v128.load(a2, 276)));
       c0h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0), f32x4.splat(load<f32>(a0) * dw), c0h);
       c1h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1), f32x4.splat(load<f32>(a1) * dw), c1h);
       c2h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t2), f32x4.splat(load<f32>(a2) * dw), c2h);
@@ -452,84 +500,108 @@ import { Q6K_TOUCH, touch_ahead } from './touch';
   store<f32>(y + 2 * ys, hsum_float_8(c2l, c2h));
 }
 @inline function dot2v_q6_K(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize): void {
-  // the 4 tokens' 8 fmaf lanes (two f32x4 each; relaxed build only: fmaf = relaxed_madd, checked fused at start-up)
-  let c0l = f32x4.splat(0), c0h = c0l, c1l = c0l, c1h = c0l;
+  let c0l = f32x4.splat(0), c0h = f32x4.splat(0), c1l = f32x4.splat(0), c1h = f32x4.splat(0);
   const m4 = i8x16.splat(0x0f), m30 = i8x16.splat(0x30);
   const end = w + <usize>nb * 210;
   let a0 = a, a1 = a + as;
   while (w < end) {
     const dw = h2f(load<u16>(w, 208));
-    const scv = v128.load(w, 192);
-    const s16l = i16x8.extend_low_i8x16_s(scv), s16h = i16x8.extend_high_i8x16_s(scv);
-    // half 0 (lanes 0..3): steps 0 and 2
+    // half 0 (ggml's lanes 0..3): steps 0 and 2, the mins term first
     {
-      const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
-      const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
-      const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
-      const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      const s16l = v128.load8x8_s(w, 192), s16h = v128.load8x8_s(w, 200);
+      const e0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13), e1 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
+      const ms = i16x8.shl(s16l, 5);
       let t0: v128, t1: v128;
       {
-        const qa = v128.load(w, 0), h = v128.load(w, 128);
-        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d0, d0, 0, 0, 0, 0);
-        t0 = q6_g(x, k, a0 + 4); t1 = q6_g(x, k, a1 + 4); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d1, d1, 0, 0, 0, 0);
-        t0 = q6_gt(t0, x, k, a0 + 68); t1 = q6_gt(t1, x, k, a1 + 68); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        const qa = v128.load(w, 0), hb = v128.load(w, 128);
+        {
+          const x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(hb, 4), m30)), k = i32x4.shuffle(e0, e0, 0, 0, 0, 0);
+          t0 = i32x4.sub(q6_g(x, k, a0 + 4), i32x4.dot_i16x8_s(ms, v128.load(a0, 260))); t1 = i32x4.sub(q6_g(x, k, a1 + 4), i32x4.dot_i16x8_s(ms, v128.load(a1, 260))); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(hb, m30)), k = i32x4.shuffle(e0, e0, 2, 2, 2, 2);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 68)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 68)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
         const qb = v128.load(w, 32);
-        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d0, d0, 2, 2, 2, 2);
-        t0 = q6_gt(t0, x, k, a0 + 36); t1 = q6_gt(t1, x, k, a1 + 36); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d1, d1, 2, 2, 2, 2);
-        t0 = q6_gt(t0, x, k, a0 + 100); t1 = q6_gt(t1, x, k, a1 + 100); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        {
+          const x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(hb, 2), m30)), k = i32x4.shuffle(e0, e0, 1, 1, 1, 1);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 36)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 36)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(hb, 2), m30)), k = i32x4.shuffle(e0, e0, 3, 3, 3, 3);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 100)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 100)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
       }
       {
-        const qa = v128.load(w, 64), h = v128.load(w, 160);
-        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d2, d2, 0, 0, 0, 0);
-        t0 = q6_gt(t0, x, k, a0 + 132); t1 = q6_gt(t1, x, k, a1 + 132); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d3, d3, 0, 0, 0, 0);
-        t0 = q6_gt(t0, x, k, a0 + 196); t1 = q6_gt(t1, x, k, a1 + 196); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        const qa = v128.load(w, 64), hb = v128.load(w, 160);
+        {
+          const x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(hb, 4), m30)), k = i32x4.shuffle(e1, e1, 0, 0, 0, 0);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 132)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 132)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(hb, m30)), k = i32x4.shuffle(e1, e1, 2, 2, 2, 2);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 196)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 196)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
         const qb = v128.load(w, 96);
-        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d2, d2, 2, 2, 2, 2);
-        t0 = q6_gt(t0, x, k, a0 + 164); t1 = q6_gt(t1, x, k, a1 + 164); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d3, d3, 2, 2, 2, 2);
-        t0 = q6_gt(t0, x, k, a0 + 228); t1 = q6_gt(t1, x, k, a1 + 228); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        {
+          const x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(hb, 2), m30)), k = i32x4.shuffle(e1, e1, 1, 1, 1, 1);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 164)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 164)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(hb, 2), m30)), k = i32x4.shuffle(e1, e1, 3, 3, 3, 3);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 228)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 228)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
       }
-      const ms = i16x8.shl(s16l, 5);
-      t0 = i32x4.sub(t0, i32x4.dot_i16x8_s(ms, v128.load(a0, 260))); t1 = i32x4.sub(t1, i32x4.dot_i16x8_s(ms, v128.load(a1, 260)));
       c0l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0), f32x4.splat(load<f32>(a0) * dw), c0l);
       c1l = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1), f32x4.splat(load<f32>(a1) * dw), c1l);
+      v128.store32_lane(y, c0l, 0); v128.store32_lane(y, c1l, 0);
     }
-    // half 1 (lanes 4..7): steps 1 and 3
+    // half 1 (ggml's lanes 4..7): steps 1 and 3, the mins term first
     {
-      const d0 = i8x16.shuffle(s16l, s16l, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
-      const d1 = i8x16.shuffle(s16l, s16l, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
-      const d2 = i8x16.shuffle(s16h, s16h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
-      const d3 = i8x16.shuffle(s16h, s16h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15);
+      const s16l = v128.load8x8_s(w, 192), s16h = v128.load8x8_s(w, 200);
+      const e0 = i8x16.shuffle(s16l, s16l, 2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15), e1 = i8x16.shuffle(s16h, s16h, 2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15);
+      const ms = i16x8.shl(s16h, 5);
       let t0: v128, t1: v128;
       {
-        const qa = v128.load(w, 16), h = v128.load(w, 144);
-        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d0, d0, 1, 1, 1, 1);
-        t0 = q6_g(x, k, a0 + 20); t1 = q6_g(x, k, a1 + 20); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d1, d1, 1, 1, 1, 1);
-        t0 = q6_gt(t0, x, k, a0 + 84); t1 = q6_gt(t1, x, k, a1 + 84); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        const qa = v128.load(w, 16), hb = v128.load(w, 144);
+        {
+          const x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(hb, 4), m30)), k = i32x4.shuffle(e0, e0, 0, 0, 0, 0);
+          t0 = i32x4.sub(q6_g(x, k, a0 + 20), i32x4.dot_i16x8_s(ms, v128.load(a0, 276))); t1 = i32x4.sub(q6_g(x, k, a1 + 20), i32x4.dot_i16x8_s(ms, v128.load(a1, 276))); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(hb, m30)), k = i32x4.shuffle(e0, e0, 2, 2, 2, 2);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 84)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 84)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
         const qb = v128.load(w, 48);
-        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d0, d0, 3, 3, 3, 3);
-        t0 = q6_gt(t0, x, k, a0 + 52); t1 = q6_gt(t1, x, k, a1 + 52); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d1, d1, 3, 3, 3, 3);
-        t0 = q6_gt(t0, x, k, a0 + 116); t1 = q6_gt(t1, x, k, a1 + 116); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        {
+          const x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(hb, 2), m30)), k = i32x4.shuffle(e0, e0, 1, 1, 1, 1);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 52)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 52)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(hb, 2), m30)), k = i32x4.shuffle(e0, e0, 3, 3, 3, 3);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 116)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 116)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
       }
       {
-        const qa = v128.load(w, 80), h = v128.load(w, 176);
-        let x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(h, 4), m30)), k = i32x4.shuffle(d2, d2, 1, 1, 1, 1);
-        t0 = q6_gt(t0, x, k, a0 + 148); t1 = q6_gt(t1, x, k, a1 + 148); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(h, m30)); k = i32x4.shuffle(d3, d3, 1, 1, 1, 1);
-        t0 = q6_gt(t0, x, k, a0 + 212); t1 = q6_gt(t1, x, k, a1 + 212); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        const qa = v128.load(w, 80), hb = v128.load(w, 176);
+        {
+          const x = v128.or(v128.and(qa, m4), v128.and(i16x8.shl(hb, 4), m30)), k = i32x4.shuffle(e1, e1, 0, 0, 0, 0);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 148)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 148)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qa, 4), m4), v128.and(hb, m30)), k = i32x4.shuffle(e1, e1, 2, 2, 2, 2);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 212)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 212)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
         const qb = v128.load(w, 112);
-        x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(h, 2), m30)); k = i32x4.shuffle(d2, d2, 3, 3, 3, 3);
-        t0 = q6_gt(t0, x, k, a0 + 180); t1 = q6_gt(t1, x, k, a1 + 180); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
-        x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(h, 2), m30)); k = i32x4.shuffle(d3, d3, 3, 3, 3, 3);
-        t0 = q6_gt(t0, x, k, a0 + 244); t1 = q6_gt(t1, x, k, a1 + 244); store<i32>(y, i32x4.extract_lane(v128.or(t0, t1), 0));
+        {
+          const x = v128.or(v128.and(qb, m4), v128.and(i16x8.shl(hb, 2), m30)), k = i32x4.shuffle(e1, e1, 1, 1, 1, 1);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 180)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 180)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
+        {
+          const x = v128.or(v128.and(i16x8.shr_u(qb, 4), m4), v128.and(i16x8.shr_u(hb, 2), m30)), k = i32x4.shuffle(e1, e1, 3, 3, 3, 3);
+          t0 = i32x4.add(t0, q6_g(x, k, a0 + 244)); t1 = i32x4.add(t1, q6_g(x, k, a1 + 244)); v128.store32_lane(y, t0, 0); v128.store32_lane(y, t1, 0);
+        }
       }
-      const ms = i16x8.shl(s16h, 5);
-      t0 = i32x4.sub(t0, i32x4.dot_i16x8_s(ms, v128.load(a0, 276))); t1 = i32x4.sub(t1, i32x4.dot_i16x8_s(ms, v128.load(a1, 276)));
       c0h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t0), f32x4.splat(load<f32>(a0) * dw), c0h);
       c1h = f32x4.relaxed_madd(f32x4.convert_i32x4_s(t1), f32x4.splat(load<f32>(a1) * dw), c1h);
     }
