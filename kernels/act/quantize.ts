@@ -144,6 +144,39 @@ export function q8_K_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: 
     }
   }
 }
+// Q8_K rows of 4 tokens interleaved (the relaxed build's Q4_K GEMM, mm/q4_k.ts dot8t_q4_K_x): groups [g0, g1)
+// of 4 activation rows (token 4g + i at a + (4g + i) * as), group g at x + g * nb * 1104, per block 1104 B:
+// f32 d[4] (lane = token), then per 64-value chunk c 16 B of i16 [B(2c), B(2c+1)] per token (B(j): the sum
+// of sub-block j's two bsums, |B| <= 4096), then per 4 values p (64) 16 B: token i's quants 4p..4p+3 in i32 lane i
+export function q8_K_x4(g0: i32, g1: i32, a: usize, as: usize, x: usize, nb: i32): void {
+  for (let g = g0; g < g1; g++) {
+    let a0 = a + <usize>(g << 2) * as, xp = x + <usize>g * <usize>nb * 1104;
+    const a1 = a0 + as, a2 = a1 + as, a3 = a2 + as;
+    for (let b = 0; b < nb; b++) {
+      const o = <usize>b * 292;
+      v128.store(xp, v128.load32_lane(a3 + o, v128.load32_lane(a2 + o, v128.load32_lane(a1 + o, v128.load32_zero(a0 + o), 1), 2), 3));
+      // B(j) per token, i32 lane c = [B(2c), B(2c+1)]
+      const b0 = i16x8.add(i8x16.shuffle(v128.load(a0 + o, 260), v128.load(a0 + o, 276), 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29), i8x16.shuffle(v128.load(a0 + o, 260), v128.load(a0 + o, 276), 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31));
+      const b1 = i16x8.add(i8x16.shuffle(v128.load(a1 + o, 260), v128.load(a1 + o, 276), 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29), i8x16.shuffle(v128.load(a1 + o, 260), v128.load(a1 + o, 276), 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31));
+      const b2 = i16x8.add(i8x16.shuffle(v128.load(a2 + o, 260), v128.load(a2 + o, 276), 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29), i8x16.shuffle(v128.load(a2 + o, 260), v128.load(a2 + o, 276), 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31));
+      const b3 = i16x8.add(i8x16.shuffle(v128.load(a3 + o, 260), v128.load(a3 + o, 276), 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29), i8x16.shuffle(v128.load(a3 + o, 260), v128.load(a3 + o, 276), 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31));
+      x4_transpose(xp + 16, b0, b1, b2, b3);
+      for (let j: usize = 0; j < 256; j += 16) {
+        x4_transpose(xp + 80 + (j << 2), v128.load(a0 + o + 4 + j), v128.load(a1 + o + 4 + j), v128.load(a2 + o + 4 + j), v128.load(a3 + o + 4 + j));
+      }
+      xp += 1104;
+    }
+  }
+}
+// 4x4 transpose of i32 lanes: row k of the output (at y + 16k) = lane k of v0..v3
+@inline function x4_transpose(y: usize, v0: v128, v1: v128, v2: v128, v3: v128): void {
+  const u0 = i32x4.shuffle(v0, v1, 0, 4, 1, 5), u1 = i32x4.shuffle(v2, v3, 0, 4, 1, 5);
+  const u2 = i32x4.shuffle(v0, v1, 2, 6, 3, 7), u3 = i32x4.shuffle(v2, v3, 2, 6, 3, 7);
+  v128.store(y, v128.shuffle<u64>(u0, u1, 0, 2));
+  v128.store(y, v128.shuffle<u64>(u0, u1, 1, 3), 16);
+  v128.store(y, v128.shuffle<u64>(u2, u3, 0, 2), 32);
+  v128.store(y, v128.shuffle<u64>(u2, u3, 1, 3), 48);
+}
 // Q8_1 activation side table, per activation row (8*nb bytes): f32 d[nb], then f32 s[nb] (the f16 fields widened)
 export function q8_1_aux(r0: i32, r1: i32, a: usize, as: usize, ax: usize, axs: usize, nb: i32): void {
   for (let r = r0; r < r1; r++) {

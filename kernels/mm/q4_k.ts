@@ -390,6 +390,244 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
   store<f32>(y4, f32x4.extract_lane(q, 0)); store<f32>(y5, f32x4.extract_lane(q, 1));
   store<f32>(y6, f32x4.extract_lane(q, 2)); store<f32>(y7, f32x4.extract_lane(q, 3));
 }
+// dot8t_q4_K_r's integers and f32 chains (same bits) from the activations of 4 tokens interleaved
+// (act/quantize.ts q8_K_x4; x0: group 0's table at the block loop's start, x1 = x0 + gs group 1's): each
+// 4-nibble group of the row splat over the 4 i32 lanes (lane = token) times the 4 tokens' 4 quants, the i16
+// pair sums of a 32-value sub-block added on i16 (|.| <= 8 * 2 * 15 * 128), pmaddwd by the sub-block's scale
+// gives each token's scaled sub-block sum in its own lane: no horizontal sums, no per-token pins; the mins
+// terms from the tokens' interleaved bsum pairs, one pmaddwd per chunk and group. 8 tokens: 2 groups share
+// the nibble splats.
+// pin each sub-block's sums by a store into the result slot (V8 otherwise may hoist the loads)
+const Q4KX_PIN = true;
+const Q4KX_PIN4 = true;
+@inline function dot8t_q4_K_x(w: usize, x0: usize, gs: usize, nb: i32, y: usize, ys: usize): void {
+  let cf = f32x4.splat(0), mf = cf, cg = cf, mg = cf;
+  const end = w + <usize>nb * 144;
+  const mb = i8x16.splat(0x0f);
+  while (w < end) {
+    const x1 = x0 + gs;
+    const hd = f32x4.splat(h2f(load<u16>(w))), hm = f32x4.splat(h2f(load<u16>(w, 2)));
+    const smv = k4_scales_v(w + 4);
+    {
+      const yd = v128.load(x0), ye = v128.load(x1);
+      const dm = f32x4.mul(hm, yd), dn = f32x4.mul(hm, ye);
+      const m = i16x8.extend_high_i8x16_u(smv);
+      mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(i32x4.dot_i16x8_s(v128.load(x0, 16), i32x4.shuffle(m, m, 0, 0, 0, 0))), dm, mf);
+      mg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(i32x4.dot_i16x8_s(v128.load(x1, 16), i32x4.shuffle(m, m, 0, 0, 0, 0))), dn, mg);
+      mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(i32x4.dot_i16x8_s(v128.load(x0, 32), i32x4.shuffle(m, m, 1, 1, 1, 1))), dm, mf);
+      mg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(i32x4.dot_i16x8_s(v128.load(x1, 32), i32x4.shuffle(m, m, 1, 1, 1, 1))), dn, mg);
+      mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(i32x4.dot_i16x8_s(v128.load(x0, 48), i32x4.shuffle(m, m, 2, 2, 2, 2))), dm, mf);
+      mg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(i32x4.dot_i16x8_s(v128.load(x1, 48), i32x4.shuffle(m, m, 2, 2, 2, 2))), dn, mg);
+      mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(i32x4.dot_i16x8_s(v128.load(x0, 64), i32x4.shuffle(m, m, 3, 3, 3, 3))), dm, mf);
+      mg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(i32x4.dot_i16x8_s(v128.load(x1, 64), i32x4.shuffle(m, m, 3, 3, 3, 3))), dn, mg);
+    }
+    const dd = f32x4.mul(hd, v128.load(x0)), de = f32x4.mul(hd, v128.load(x1));
+    const s16 = i16x8.extend_low_i8x16_u(smv);
+    {
+      const v0 = v128.load(w, 16), v1 = v128.load(w, 32);
+      const sl = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+      let n = v128.and(v0, mb);
+      let s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      let e0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 80), s), e1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 80), s);
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 96), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 96), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 112), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 112), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 128), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 128), s));
+      if (Q4KX_PIN4) v128.store32_lane(y, e1, 0);
+      n = v128.and(v1, mb);
+      s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 144), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 144), s));
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 160), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 160), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 176), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 176), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 192), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 192), s));
+      let p0 = i32x4.dot_i16x8_s(e0, sl), p1 = i32x4.dot_i16x8_s(e1, sl);
+      if (Q4KX_PIN) { v128.store32_lane(y, p0, 0); v128.store32_lane(y, p1, 0); }
+      const sh = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+      n = v128.and(i16x8.shr_u(v0, 4), mb);
+      s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      e0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 208), s); e1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 208), s);
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 224), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 224), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 240), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 240), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 256), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 256), s));
+      if (Q4KX_PIN4) v128.store32_lane(y, e1, 0);
+      n = v128.and(i16x8.shr_u(v1, 4), mb);
+      s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 272), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 272), s));
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 288), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 288), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 304), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 304), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 320), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 320), s));
+      p0 = i32x4.add(p0, i32x4.dot_i16x8_s(e0, sh)); p1 = i32x4.add(p1, i32x4.dot_i16x8_s(e1, sh));
+      if (Q4KX_PIN) { v128.store32_lane(y, p0, 0); v128.store32_lane(y, p1, 0); }
+      cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(p0), dd, cf);
+      cg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(p1), de, cg);
+    }
+    {
+      const v0 = v128.load(w, 48), v1 = v128.load(w, 64);
+      const sl = i8x16.shuffle(s16, s16, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5);
+      let n = v128.and(v0, mb);
+      let s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      let e0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 336), s), e1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 336), s);
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 352), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 352), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 368), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 368), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 384), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 384), s));
+      if (Q4KX_PIN4) v128.store32_lane(y, e1, 0);
+      n = v128.and(v1, mb);
+      s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 400), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 400), s));
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 416), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 416), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 432), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 432), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 448), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 448), s));
+      let p0 = i32x4.dot_i16x8_s(e0, sl), p1 = i32x4.dot_i16x8_s(e1, sl);
+      if (Q4KX_PIN) { v128.store32_lane(y, p0, 0); v128.store32_lane(y, p1, 0); }
+      const sh = i8x16.shuffle(s16, s16, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7);
+      n = v128.and(i16x8.shr_u(v0, 4), mb);
+      s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      e0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 464), s); e1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 464), s);
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 480), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 480), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 496), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 496), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 512), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 512), s));
+      if (Q4KX_PIN4) v128.store32_lane(y, e1, 0);
+      n = v128.and(i16x8.shr_u(v1, 4), mb);
+      s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 528), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 528), s));
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 544), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 544), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 560), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 560), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 576), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 576), s));
+      p0 = i32x4.add(p0, i32x4.dot_i16x8_s(e0, sh)); p1 = i32x4.add(p1, i32x4.dot_i16x8_s(e1, sh));
+      if (Q4KX_PIN) { v128.store32_lane(y, p0, 0); v128.store32_lane(y, p1, 0); }
+      cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(p0), dd, cf);
+      cg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(p1), de, cg);
+    }
+    {
+      const v0 = v128.load(w, 80), v1 = v128.load(w, 96);
+      const sl = i8x16.shuffle(s16, s16, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9);
+      let n = v128.and(v0, mb);
+      let s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      let e0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 592), s), e1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 592), s);
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 608), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 608), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 624), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 624), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 640), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 640), s));
+      if (Q4KX_PIN4) v128.store32_lane(y, e1, 0);
+      n = v128.and(v1, mb);
+      s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 656), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 656), s));
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 672), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 672), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 688), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 688), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 704), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 704), s));
+      let p0 = i32x4.dot_i16x8_s(e0, sl), p1 = i32x4.dot_i16x8_s(e1, sl);
+      if (Q4KX_PIN) { v128.store32_lane(y, p0, 0); v128.store32_lane(y, p1, 0); }
+      const sh = i8x16.shuffle(s16, s16, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11);
+      n = v128.and(i16x8.shr_u(v0, 4), mb);
+      s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      e0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 720), s); e1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 720), s);
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 736), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 736), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 752), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 752), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 768), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 768), s));
+      if (Q4KX_PIN4) v128.store32_lane(y, e1, 0);
+      n = v128.and(i16x8.shr_u(v1, 4), mb);
+      s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 784), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 784), s));
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 800), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 800), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 816), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 816), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 832), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 832), s));
+      p0 = i32x4.add(p0, i32x4.dot_i16x8_s(e0, sh)); p1 = i32x4.add(p1, i32x4.dot_i16x8_s(e1, sh));
+      if (Q4KX_PIN) { v128.store32_lane(y, p0, 0); v128.store32_lane(y, p1, 0); }
+      cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(p0), dd, cf);
+      cg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(p1), de, cg);
+    }
+    {
+      const v0 = v128.load(w, 112), v1 = v128.load(w, 128);
+      const sl = i8x16.shuffle(s16, s16, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13);
+      let n = v128.and(v0, mb);
+      let s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      let e0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 848), s), e1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 848), s);
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 864), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 864), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 880), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 880), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 896), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 896), s));
+      if (Q4KX_PIN4) v128.store32_lane(y, e1, 0);
+      n = v128.and(v1, mb);
+      s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 912), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 912), s));
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 928), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 928), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 944), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 944), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 960), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 960), s));
+      let p0 = i32x4.dot_i16x8_s(e0, sl), p1 = i32x4.dot_i16x8_s(e1, sl);
+      if (Q4KX_PIN) { v128.store32_lane(y, p0, 0); v128.store32_lane(y, p1, 0); }
+      const sh = i8x16.shuffle(s16, s16, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15);
+      n = v128.and(i16x8.shr_u(v0, 4), mb);
+      s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      e0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 976), s); e1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 976), s);
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 992), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 992), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 1008), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 1008), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 1024), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 1024), s));
+      if (Q4KX_PIN4) v128.store32_lane(y, e1, 0);
+      n = v128.and(i16x8.shr_u(v1, 4), mb);
+      s = i32x4.shuffle(n, n, 0, 0, 0, 0);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 1040), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 1040), s));
+      s = i32x4.shuffle(n, n, 1, 1, 1, 1);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 1056), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 1056), s));
+      s = i32x4.shuffle(n, n, 2, 2, 2, 2);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 1072), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 1072), s));
+      s = i32x4.shuffle(n, n, 3, 3, 3, 3);
+      e0 = i16x8.add(e0, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x0, 1088), s)); e1 = i16x8.add(e1, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x1, 1088), s));
+      p0 = i32x4.add(p0, i32x4.dot_i16x8_s(e0, sh)); p1 = i32x4.add(p1, i32x4.dot_i16x8_s(e1, sh));
+      if (Q4KX_PIN) { v128.store32_lane(y, p0, 0); v128.store32_lane(y, p1, 0); }
+      cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(p0), dd, cf);
+      cg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(p1), de, cg);
+    }
+    w += 144; x0 += 1104;
+  }
+  const r = f32x4.sub(cf, mf), q = f32x4.sub(cg, mg);
+  const y4 = y + 4 * ys;
+  store<f32>(y, f32x4.extract_lane(r, 0)); store<f32>(y + ys, f32x4.extract_lane(r, 1));
+  store<f32>(y + 2 * ys, f32x4.extract_lane(r, 2)); store<f32>(y + 3 * ys, f32x4.extract_lane(r, 3));
+  store<f32>(y4, f32x4.extract_lane(q, 0)); store<f32>(y4 + ys, f32x4.extract_lane(q, 1));
+  store<f32>(y4 + 2 * ys, f32x4.extract_lane(q, 2)); store<f32>(y4 + 3 * ys, f32x4.extract_lane(q, 3));
+}
 // Q4_K GEMM for 2 weight rows x 4 tokens per pass, in ggml_gemm_q4_K_8x8_q8_K's order (exact): each (row,
 // token) still gets one fused multiply-add per 64 values for the sums and one for the mins, as dot4t_q4_K,
 // but the 4 activation vectors loaded per step feed 2 rows, and the nibbles are multiplied by their 6-bit
@@ -743,7 +981,9 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
         const re = min(rt + ROW_TILE, r1);
         for (let t = tb; t < te; t += 8) {
           const at = a + <usize>t * as, yt = y + <usize>t * ys;
-          for (let r = rt; r < re; r++) dot8t_q4_K_r(w + <usize>r * ws, at, as, nb, yt + (<usize>r << 2), ys);
+          // ax: the tokens' interleaved table (act/quantize.ts q8_K_x4, axs bytes per group of 4 tokens)
+          const xt = ax + <usize>(t >> 2) * axs;
+          for (let r = rt; r < re; r++) dot8t_q4_K_x(w + <usize>r * ws, xt, axs, nb, yt + (<usize>r << 2), ys);
         }
       }
     }

@@ -266,7 +266,7 @@ class Runtime implements CpuRuntime {
   ) {
     this.memory = heap.memory;
     this.layouts = new Layouts(heap, pool);
-    this.mm = new Matmuls(heap, pool, fastNumerics);
+    this.mm = new Matmuls(heap, pool, fastNumerics, simd === 'relaxed');
     this.ropes = new Rope(heap, pool);
     this.attn = new Attention(heap, pool, threads, minWork);
     this.gather = new ScratchRegion(heap);

@@ -35,10 +35,15 @@ export class Matmuls {
   private lastTok = 0;
   private lastGemm = 0;
   private lastAuxVt = -1;
+  /** the relaxed build's Q4_K GEMM table (q8_K_x4: 4 tokens' Q8_K rows interleaved) */
+  readonly x4: ScratchRegion;
+  /** groups of 4 tokens the x4 table holds for the scratch's activations (0: none) */
+  private lastX4 = 0;
 
-  constructor(private readonly heap: WasmHeap, private readonly pool: ThreadPool, private readonly fastNumerics: boolean) {
+  constructor(private readonly heap: WasmHeap, private readonly pool: ThreadPool, private readonly fastNumerics: boolean, private readonly relaxed = false) {
     this.scratch = new ScratchRegion(heap);
     this.aux = new ScratchRegion(heap);
+    this.x4 = new ScratchRegion(heap);
     this.slots = new ScratchRegion(heap);
   }
 
@@ -46,11 +51,12 @@ export class Matmuls {
   reserve(maxTokens: number, maxCols: number): void {
     this.growScratch(maxTokens * activationRowBytes(GgmlType.Q8_1, alignUp(maxCols, 256)) * 1.2);
     this.growAux(maxTokens * alignUp(maxCols, 256) * 3 * 1.1);
+    if (this.relaxed) this.x4.grow(Math.ceil(maxTokens / 4) * (alignUp(maxCols, 256) / 256) * 1104);
   }
   private growScratch(bytes: number): number {
     const before = this.scratch.ptr;
     const p = this.scratch.grow(bytes);
-    if (p !== before) this.lastVt = -1;
+    if (p !== before) { this.lastVt = -1; this.lastX4 = 0; }
     return p;
   }
   private growAux(bytes: number): number {
@@ -63,6 +69,7 @@ export class Matmuls {
   dropAbove(mark: number): void {
     if (this.scratch.dropAbove(mark)) this.lastVt = -1;
     if (this.aux.dropAbove(mark)) this.lastAuxVt = -1;
+    if (this.x4.dropAbove(mark)) this.lastX4 = 0;
     this.slots.dropAbove(mark);
   }
 
@@ -104,7 +111,20 @@ export class Matmuls {
     const as = aStride >= 0 ? aStride : activationRowBytes(vt, cols);
     const nb = cols / k.block;
     let ax = 0, axs = 0;
-    if (k.aux) {
+    if (this.relaxed && wtype === GgmlType.Q4_K) {
+      // relaxed build: the 8-token GEMM (tokens below nGemm & ~7) reads the interleaved table, nothing else
+      // reads a side table
+      const g4 = (nGemm & ~7) >> 2;
+      if (g4 > 0) {
+        axs = nb * 1104;
+        const before = this.x4.ptr;
+        ax = this.x4.grow(g4 * axs);
+        if (!scratch || ax !== before || this.lastX4 !== g4) {
+          this.pool.dispatch(KERNEL_INDEX.q8_K_x4, g4, 1, g4 * 4 * cols, a, as, ax, nb);
+          this.lastX4 = scratch ? g4 : 0;
+        }
+      }
+    } else if (k.aux) {
       // per activation row: 84 B per 32-block (Q8_0/Q8_1 tables), 768 B per 256-block (Q8_K: widened quants,
       // then Q3_K's -4 * 4-value sums)
       axs = vt === GgmlType.Q8_K ? nb * 768 : nb * 84;
@@ -144,7 +164,7 @@ export class Matmuls {
     const a = this.growScratch(activationRowBytes(vtype, cols) * nTokens);
     this.lastVt = -1;
     this.quantize(vtype, x, cols, nTokens, a, cols * 4, 0);
-    this.lastVt = vtype; this.lastCols = cols; this.lastTok = nTokens; this.lastGemm = 0; this.lastAuxVt = -1;
+    this.lastVt = vtype; this.lastCols = cols; this.lastTok = nTokens; this.lastGemm = 0; this.lastAuxVt = -1; this.lastX4 = 0;
     this.mm(wtype, w, rows, cols, a, nTokens, y, rows * 4, -1, 0, true);
   }
 
@@ -170,7 +190,7 @@ export class Matmuls {
     const a = this.growScratch(as * nX);
     this.lastVt = -1;
     this.quantize(vt, x, cols, nX, a, cols * 4, 0);
-    this.lastVt = vt; this.lastCols = cols; this.lastTok = nX; this.lastGemm = 0; this.lastAuxVt = -1;
+    this.lastVt = vt; this.lastCols = cols; this.lastTok = nX; this.lastGemm = 0; this.lastAuxVt = -1; this.lastX4 = 0;
     let ax = 0, axs = 0;
     if (k.aux) {
       axs = vt === GgmlType.Q8_K ? nb * 768 : nb * 84;
@@ -197,7 +217,7 @@ export class Matmuls {
     const nGemm = q4KGemmRows(wtype, rows, Math.min(single, nTokens));
     this.lastVt = -1;
     this.quantize(vtype, x, cols, nTokens, a, xStride, nGemm);
-    this.lastVt = vtype; this.lastCols = cols; this.lastTok = nTokens; this.lastGemm = nGemm; this.lastAuxVt = -1;
+    this.lastVt = vtype; this.lastCols = cols; this.lastTok = nTokens; this.lastGemm = nGemm; this.lastAuxVt = -1; this.lastX4 = 0;
     this.mm(wtype, w, rows, cols, a, nTokens, y, yStride, -1, nGemm, true);
   }
 }
