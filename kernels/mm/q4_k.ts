@@ -286,117 +286,15 @@ import { Q4K_TOUCH, touch_ahead } from './touch';
   store<f32>(y2, f32x4.extract_lane(r, 2));
   store<f32>(y3, f32x4.extract_lane(r, 3));
 }
-// 8 tokens per pass (two groups of 4 lanes, each exactly dot4t_q4_K_r's integers and chains): the nibbles,
-// scale splats, d/dmin and scales decoded once for the 8; all pins store into token 0's result slot (fewer
-// live addresses)
-@inline function dot8t_q4_K_r(w: usize, a: usize, as: usize, nb: i32, y: usize, ys: usize): void {
-  let cf = f32x4.splat(0), mf = cf, cg = cf, mg = cf;
-  const end = w + <usize>nb * 144;
-  const a1 = as, a2 = 2 * as, a3 = 3 * as, a4 = 4 * as;
-  const y1 = y + ys, y2 = y + 2 * ys, y3 = y + 3 * ys, y4 = y + 4 * ys, y5 = y4 + ys, y6 = y4 + 2 * ys, y7 = y4 + 3 * ys;
-  while (w < end) {
-    const ab = a + a4;
-    const yd = v128.load32_lane(a + a3, v128.load32_lane(a + a2, v128.load32_lane(a + a1, v128.load32_zero(a), 1), 2), 3);
-    const ye = v128.load32_lane(ab + a3, v128.load32_lane(ab + a2, v128.load32_lane(ab + a1, v128.load32_zero(ab), 1), 2), 3);
-    const hd = f32x4.splat(h2f(load<u16>(w))), hm = f32x4.splat(h2f(load<u16>(w, 2)));
-    const dd = f32x4.mul(hd, yd), dm = f32x4.mul(hm, yd), de = f32x4.mul(hd, ye), dn = f32x4.mul(hm, ye);
-    const smv = k4_scales_v(w + 4);
-    const m = i16x8.extend_high_i8x16_u(smv);
-    const ml = i16x8.shuffle(m, m, 0, 0, 1, 1, 2, 2, 3, 3), mh = i16x8.shuffle(m, m, 4, 4, 5, 5, 6, 6, 7, 7);
-    let mj0: v128, mj1: v128, mj2: v128, mj3: v128, mk0: v128, mk1: v128, mk2: v128, mk3: v128;
-    {
-      const p0 = i32x4.dot_i16x8_s(v128.load(a, 260), ml), p1 = i32x4.dot_i16x8_s(v128.load(a + a1, 260), ml);
-      const p2 = i32x4.dot_i16x8_s(v128.load(a + a2, 260), ml), p3 = i32x4.dot_i16x8_s(v128.load(a + a3, 260), ml);
-      const ul = i32x4.shuffle(p0, p1, 0, 4, 1, 5), vl = i32x4.shuffle(p2, p3, 0, 4, 1, 5);
-      const uh = i32x4.shuffle(p0, p1, 2, 6, 3, 7), vh = i32x4.shuffle(p2, p3, 2, 6, 3, 7);
-      mj0 = i32x4.add(i32x4.shuffle(ul, vl, 0, 1, 4, 5), i32x4.shuffle(ul, vl, 2, 3, 6, 7));
-      mj1 = i32x4.add(i32x4.shuffle(uh, vh, 0, 1, 4, 5), i32x4.shuffle(uh, vh, 2, 3, 6, 7));
-    }
-    {
-      const p0 = i32x4.dot_i16x8_s(v128.load(a, 276), mh), p1 = i32x4.dot_i16x8_s(v128.load(a + a1, 276), mh);
-      const p2 = i32x4.dot_i16x8_s(v128.load(a + a2, 276), mh), p3 = i32x4.dot_i16x8_s(v128.load(a + a3, 276), mh);
-      const ul = i32x4.shuffle(p0, p1, 0, 4, 1, 5), vl = i32x4.shuffle(p2, p3, 0, 4, 1, 5);
-      const uh = i32x4.shuffle(p0, p1, 2, 6, 3, 7), vh = i32x4.shuffle(p2, p3, 2, 6, 3, 7);
-      mj2 = i32x4.add(i32x4.shuffle(ul, vl, 0, 1, 4, 5), i32x4.shuffle(ul, vl, 2, 3, 6, 7));
-      mj3 = i32x4.add(i32x4.shuffle(uh, vh, 0, 1, 4, 5), i32x4.shuffle(uh, vh, 2, 3, 6, 7));
-    }
-    {
-      const p0 = i32x4.dot_i16x8_s(v128.load(ab, 260), ml), p1 = i32x4.dot_i16x8_s(v128.load(ab + a1, 260), ml);
-      const p2 = i32x4.dot_i16x8_s(v128.load(ab + a2, 260), ml), p3 = i32x4.dot_i16x8_s(v128.load(ab + a3, 260), ml);
-      const ul = i32x4.shuffle(p0, p1, 0, 4, 1, 5), vl = i32x4.shuffle(p2, p3, 0, 4, 1, 5);
-      const uh = i32x4.shuffle(p0, p1, 2, 6, 3, 7), vh = i32x4.shuffle(p2, p3, 2, 6, 3, 7);
-      mk0 = i32x4.add(i32x4.shuffle(ul, vl, 0, 1, 4, 5), i32x4.shuffle(ul, vl, 2, 3, 6, 7));
-      mk1 = i32x4.add(i32x4.shuffle(uh, vh, 0, 1, 4, 5), i32x4.shuffle(uh, vh, 2, 3, 6, 7));
-    }
-    {
-      const p0 = i32x4.dot_i16x8_s(v128.load(ab, 276), mh), p1 = i32x4.dot_i16x8_s(v128.load(ab + a1, 276), mh);
-      const p2 = i32x4.dot_i16x8_s(v128.load(ab + a2, 276), mh), p3 = i32x4.dot_i16x8_s(v128.load(ab + a3, 276), mh);
-      const ul = i32x4.shuffle(p0, p1, 0, 4, 1, 5), vl = i32x4.shuffle(p2, p3, 0, 4, 1, 5);
-      const uh = i32x4.shuffle(p0, p1, 2, 6, 3, 7), vh = i32x4.shuffle(p2, p3, 2, 6, 3, 7);
-      mk2 = i32x4.add(i32x4.shuffle(ul, vl, 0, 1, 4, 5), i32x4.shuffle(ul, vl, 2, 3, 6, 7));
-      mk3 = i32x4.add(i32x4.shuffle(uh, vh, 0, 1, 4, 5), i32x4.shuffle(uh, vh, 2, 3, 6, 7));
-    }
-    const s16 = i16x8.extend_low_i8x16_u(smv);
-    const mb = i8x16.splat(0x0f);
-    {
-      const qs = w + 16, aq = a + 4;
-      const v0 = v128.load(qs), v1 = v128.load(qs, 16), sl = i8x16.shuffle(s16, s16, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1), sh = i8x16.shuffle(s16, s16, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
-      const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
-      const sj = q4k_tok4(aq, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
-      cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
-      mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj0), dm, mf);
-      const sk = q4k_tok4(aq + a4, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
-      cg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sk), de, cg);
-      mg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mk0), dn, mg);
-    }
-    {
-      const qs = w + 48, aq = a + 68;
-      const v0 = v128.load(qs), v1 = v128.load(qs, 16), sl = i8x16.shuffle(s16, s16, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5), sh = i8x16.shuffle(s16, s16, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7);
-      const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
-      const sj = q4k_tok4(aq, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
-      cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
-      mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj1), dm, mf);
-      const sk = q4k_tok4(aq + a4, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
-      cg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sk), de, cg);
-      mg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mk1), dn, mg);
-    }
-    {
-      const qs = w + 80, aq = a + 132;
-      const v0 = v128.load(qs), v1 = v128.load(qs, 16), sl = i8x16.shuffle(s16, s16, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9), sh = i8x16.shuffle(s16, s16, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11);
-      const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
-      const sj = q4k_tok4(aq, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
-      cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
-      mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj2), dm, mf);
-      const sk = q4k_tok4(aq + a4, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
-      cg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sk), de, cg);
-      mg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mk2), dn, mg);
-    }
-    {
-      const qs = w + 112, aq = a + 196;
-      const v0 = v128.load(qs), v1 = v128.load(qs, 16), sl = i8x16.shuffle(s16, s16, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13), sh = i8x16.shuffle(s16, s16, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15);
-      const n0 = v128.and(v0, mb), n1 = v128.and(v1, mb), n2 = v128.and(i16x8.shr_u(v0, 4), mb), n3 = v128.and(i16x8.shr_u(v1, 4), mb);
-      const sj = q4k_tok4(aq, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
-      cf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sj), dd, cf);
-      mf = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mj3), dm, mf);
-      const sk = q4k_tok4(aq + a4, a1, a2, a3, n0, n1, n2, n3, sl, sh, y, y, y, y);
-      cg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(sk), de, cg);
-      mg = f32x4.relaxed_madd(f32x4.convert_i32x4_s(mk3), dn, mg);
-    }
-    w += 144; a += 292;
-  }
-  const r = f32x4.sub(cf, mf), q = f32x4.sub(cg, mg);
-  store<f32>(y, f32x4.extract_lane(r, 0)); store<f32>(y1, f32x4.extract_lane(r, 1));
-  store<f32>(y2, f32x4.extract_lane(r, 2)); store<f32>(y3, f32x4.extract_lane(r, 3));
-  store<f32>(y4, f32x4.extract_lane(q, 0)); store<f32>(y5, f32x4.extract_lane(q, 1));
-  store<f32>(y6, f32x4.extract_lane(q, 2)); store<f32>(y7, f32x4.extract_lane(q, 3));
-}
-// dot8t_q4_K_r's integers and f32 chains (same bits) from the activations of 4 tokens interleaved
+// 8 tokens per pass, each token exactly dot4t_q4_K_r's integers and f32 chains (same bits), from the activations
+// of 4 tokens interleaved
 // (act/quantize.ts q8_K_x4; x0: group 0's table at the block loop's start, x1 = x0 + gs group 1's): each
 // 4-nibble group of the row splat over the 4 i32 lanes (lane = token) times the 4 tokens' 4 quants, the i16
 // pair sums of a 32-value sub-block added on i16 (|.| <= 8 * 2 * 15 * 128), pmaddwd by the sub-block's scale
 // gives each token's scaled sub-block sum in its own lane: no horizontal sums, no per-token pins; the mins
 // terms from the tokens' interleaved bsum pairs, one pmaddwd per chunk and group. 8 tokens: 2 groups share
-// the nibble splats.
+// the nibble splats. (It replaced dot8t_q4_K_r, dot4t_q4_K_r's 4-token groups x 2 on the plain Q8_K rows,
+// with per-token pins and horizontal sums: 1.16-1.23x, BENCHMARKS.md "pp32".)
 // pin each sub-block's sums by a store into the result slot (V8 otherwise may hoist the loads)
 const Q4KX_PIN = true;
 const Q4KX_PIN4 = true;
