@@ -53,6 +53,8 @@ export const AKV_P16 = 28;
 // the most query dims (heads x head size) it serves per pass over the cache; the runtime sizes its scratch from them
 export const DEC_SB = 256;
 export const DEC_DIMS = 1024;
+// attn_flash's tiled order (kernels/attention.ts flash_tiled): cache rows per chunk (its scratch holds 4 f32 per row)
+export const FLASH_CH = 256;
 
 // mm_experts (kernels/mm/experts.ts): the one-token kernel it runs for every selected expert's rows, and the
 // slot table's layout (per slot: u32 weight matrix, u32 first activation row, u32 its side-table row, u32 first

@@ -1,9 +1,9 @@
-import { DEC_SB, AG_DEC_HEADS, AG_N_TOKENS, AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
+import { FLASH_CH, DEC_SB, AG_DEC_HEADS, AG_N_TOKENS, AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
 import { expf_v2, expf_v4 } from './common/expf';
 import { expf_glibc } from './common/glibc';
 import { tanhf } from './common/libm';
 import { f2h, f16x4, h2f, h2f4, h2f4_finite, round_f16x4 } from './common/f16';
-import { dot_f16_vec } from './common/f16-dot';
+import { dot_f16_vec, dot_f16_vec2 } from './common/f16-dot';
 import { fma2, f32x4_of, hi_f64, lo_f64, reduce_add_16 } from './common/fmaf';
 
 // ---------------------------------------------------------------------------------------------
@@ -279,8 +279,12 @@ function attn_ggml_batch(r0: i32, r1: i32, pp: usize, scr: usize): void {
 // products. V . weights runs lane-major: ggml_vec_dot_f16's accumulator of (lane l = position & 63, 16 dims)
 // stays in registers over the positions l, l+64, ... of a superblock of DEC_SB positions (its adds in
 // position order, as before), whose V spans are first copied in lane order.
-// Scratch per thread, dims = AG_DEC_HEADS x hd: q (dims), 32 lane sums, acc (64 x dims), the V copy
-// (DEC_SB x dims f16), then one score row per head.
+// f16 values are widened 8 per v128 load, even and odd dims apart (f16_even_bits / f16_odd_bits), without
+// f16x4's rebias by 2^112: that factor rides on the other operand instead (the paired queries, the weights),
+// which leaves every product's exact value, hence every rounding, as it was. Lanes then hold dims in the order
+// 0,2,4,6 | 1,3,5,7 per 8-dim group (queries and accumulators alike), undone by the final reduction's stores.
+// Scratch per thread, dims = AG_DEC_HEADS x hd: q (dims), the paired heads' q (x 2^112, lane order; dims),
+// 64 lane sums, acc (64 x dims), the V copy (DEC_SB x dims f16), then one score row per head.
 function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
   const q = <usize>load<i32>(pp, AG_Q), qs = <usize>load<i32>(pp, AG_Q_STRIDE), k = <usize>load<i32>(pp, AG_K), v = <usize>load<i32>(pp, AG_V);
   const kvs = <usize>load<i32>(pp, AG_KV_STRIDE), o = <usize>load<i32>(pp, AG_OUT), os = <usize>load<i32>(pp, AG_OUT_STRIDE);
@@ -289,7 +293,7 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
   const stride = load<i32>(pp, AG_SEQ_STRIDE);
   const cap = load<f32>(pp, AG_SOFTCAP), invCap: f32 = cap > 0 ? <f32>1 / cap : 0;
   const hb = <usize>hd << 2, maxh = load<i32>(pp, AG_DEC_HEADS), dims = <usize>(maxh * hd);
-  const qh = scr, tmp = qh + (dims << 2), acc = tmp + 128, vcp = acc + (dims << 8);
+  const qh = scr, qz = qh + (dims << 2), tmp = qz + (dims << 2), acc = tmp + 256, vcp = acc + (dims << 8);
   const sc = vcp + ((<usize>DEC_SB * dims) << 1);
   const scLen = ((<usize>load<i32>(pp, AG_SCRATCH_BYTES) - (sc - scr)) / <usize>maxh) & ~63;
   const paired = (hd & 63) == 0, nb = DEC_SB >> 6;
@@ -302,6 +306,14 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
     const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
     const qp = q + <usize>t * qs;
     for (let i: usize = <usize>ha * hb; i < <usize>hz * hb; i += 16) v128.store(qh + i - <usize>ha * hb, round_f16x4(v128.load(qp + i)));
+    if (paired) {
+      const up = f32x4.splat(reinterpret<f32>(0x77800000));
+      for (let i: usize = 0; i < <usize>(hz - ha) * hb; i += 32) {
+        const a = v128.load(qh + i), b = v128.load(qh + i, 16);
+        v128.store(qz + i, f32x4.mul(i32x4.shuffle(a, b, 0, 2, 4, 6), up));
+        v128.store(qz + i, f32x4.mul(i32x4.shuffle(a, b, 1, 3, 5, 7), up), 16);
+      }
+    }
     // K . q for every head, row by row; the maxima in tmp's slots... kept in the score rows' first free slot
     for (let h = ha; h < hz; h++) store<f32>(mxSlot(sc, scLen, h - ha, p0), -Infinity);
     for (let j = lo; j <= p0; j++) {
@@ -312,10 +324,10 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
         const qa = qh + i0 * hb;
         let d0: f32, d1: f32 = 0;
         if (two) {
-          dot2_f16_lanes(kp, qa, qa + hb, hd, 0, tmp); dot2_f16_lanes(kp, qa, qa + hb, hd, 1, tmp);
-          dot2_f16_lanes(kp, qa, qa + hb, hd, 2, tmp); dot2_f16_lanes(kp, qa, qa + hb, hd, 3, tmp);
-          d0 = reduce_add_16(v128.load(tmp), v128.load(tmp, 16), v128.load(tmp, 32), v128.load(tmp, 48));
-          d1 = reduce_add_16(v128.load(tmp, 64), v128.load(tmp, 80), v128.load(tmp, 96), v128.load(tmp, 112));
+          const za = qz + i0 * hb;
+          dot2_f16_bits(kp, za, za + hb, hd, 0, 0, tmp); dot2_f16_bits(kp, za, za + hb, hd, 0, 1, tmp);
+          dot2_f16_bits(kp, za, za + hb, hd, 1, 0, tmp); dot2_f16_bits(kp, za, za + hb, hd, 1, 1, tmp);
+          d0 = reduce_eo16(tmp); d1 = reduce_eo16(tmp + 128);
         } else {
           d0 = dot_f16_vec(kp, qa, hd);
         }
@@ -326,7 +338,7 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
     }
     for (let h = ha; h < hz; h++) {
       const sr = sc + <usize>(h - ha) * scLen;
-      round_weights(sr, lo, p0, <f32>(1.0 / softmax16(sr, lo, p0, load<f32>(mxSlot(sc, scLen, h - ha, p0)))));
+      round_weights_up(sr, lo, p0, <f32>(1.0 / softmax16(sr, lo, p0, load<f32>(mxSlot(sc, scLen, h - ha, p0)))));
     }
     // V . weights, lane-major over superblocks: first the superblock's V spans of these kv heads are copied in
     // lane order (row j to slot (j & 63) * DEC_SB/64 + (j - sb) / 64), one sequential read of the cache
@@ -356,7 +368,8 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
             }
             for (let j = j0; j < end; j += 64) {
               const vp = lrow + <usize>((j - sb) >> 6) * span + (d >> 1);
-              const x0 = f16x4(vp), x1 = f16x4(vp + 8), x2 = f16x4(vp + 16), x3 = f16x4(vp + 24);
+              const y0 = v128.load(vp), y1 = v128.load(vp, 16);
+              const x0 = f16_even_bits(y0), x1 = f16_odd_bits(y0), x2 = f16_even_bits(y1), x3 = f16_odd_bits(y1);
               const w0 = v128.load32_splat(w0p + (<usize>j << 2));
               a0 = madd(w0, x0, a0); a1 = madd(w0, x1, a1); a2 = madd(w0, x2, a2); a3 = madd(w0, x3, a3);
               if (two) {
@@ -375,7 +388,10 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
     // (reduce_add_16's tree), computed for 4 dims at once: the same adds lane-wise, on contiguous loads
     for (let h = ha; h < hz; h++) {
       const op = o + <usize>t * os + <usize>h * hb, ah = acc + <usize>(h - ha) * (hb << 6);
-      for (let e: usize = 0; e < hb; e += 16) store4_reduce64(ah + e, hb, op + e);
+      for (let e: usize = 0; e < hb; e += 32) {
+        const ev = reduce64_4(ah + e, hb), od = reduce64_4(ah + e + 16, hb);
+        v128.store(op + e, i32x4.shuffle(ev, od, 0, 4, 1, 5)); v128.store(op + e, i32x4.shuffle(ev, od, 2, 6, 3, 7), 16);
+      }
     }
     r += hz - ha;
   }
@@ -405,6 +421,36 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
   v128.store(tmp + (g << 4), f32x4.add(f32x4.add(s0, s2), f32x4.add(s1, s3)));
   v128.store(tmp + 64 + (g << 4), f32x4.add(f32x4.add(t0, t2), f32x4.add(t1, t3)));
 }
+// f16 bits placed as f32 bits of the value / 2^112 (finite values; f16x4 without its multiply): even / odd f16
+// of a v128 (dims 0,2,4,6 / 1,3,5,7)
+@inline function f16_even_bits(x: v128): v128 { return v128.and(i32x4.shr_s(i32x4.shl(x, 16), 3), i32x4.splat(0x8fffffff)); }
+@inline function f16_odd_bits(x: v128): v128 { return v128.and(i32x4.shr_s(x, 3), i32x4.splat(0x8fffe000)); }
+// dot2_f16_lanes' sums on 8-wide loads: half u (lanes 8u..8u+7) of ggml's accumulators c and c + 2 (c = 0 or 1),
+// already added (x_c + x_{c+2}, the reduction's first step), for queries a and b (x 2^112, lane order): even
+// lanes at tmp + (2u + c) * 32, odd lanes 16 bytes on; query b's 128 bytes on
+@inline function dot2_f16_bits(w: usize, a: usize, b: usize, n: i32, u: usize, c: usize, tmp: usize): void {
+  let se = f32x4.splat(0), so = se, te = se, to = se, se2 = se, so2 = se, te2 = se, to2 = se;
+  for (let i = 0; i < n; i += 64) {
+    const e0 = <usize>i + (c << 4) + (u << 3), e1 = e0 + 32;
+    const k0 = v128.load(w + (e0 << 1)), k1 = v128.load(w + (e1 << 1));
+    const k0e = f16_even_bits(k0), k0o = f16_odd_bits(k0), k1e = f16_even_bits(k1), k1o = f16_odd_bits(k1);
+    se = madd(k0e, v128.load(a + (e0 << 2)), se); so = madd(k0o, v128.load(a + (e0 << 2), 16), so);
+    te = madd(k0e, v128.load(b + (e0 << 2)), te); to = madd(k0o, v128.load(b + (e0 << 2), 16), to);
+    se2 = madd(k1e, v128.load(a + (e1 << 2)), se2); so2 = madd(k1o, v128.load(a + (e1 << 2), 16), so2);
+    te2 = madd(k1e, v128.load(b + (e1 << 2)), te2); to2 = madd(k1o, v128.load(b + (e1 << 2), 16), to2);
+  }
+  const o = tmp + (((u << 1) + c) << 5);
+  v128.store(o, f32x4.add(se, se2)); v128.store(o, f32x4.add(so, so2), 16);
+  v128.store(o, f32x4.add(te, te2), 128); v128.store(o, f32x4.add(to, to2), 144);
+}
+// dot_f16_vec's final reduction from dot2_f16_bits' partial sums (one query: tmp, the other: tmp + 128):
+// combined lanes (x0 + x2) + (x1 + x3) back in lane order, then reduce_add_16
+@inline function reduce_eo16(t: usize): f32 {
+  // half u, c: even at t + (2u + c) * 32, odd 16 bytes on
+  const e0 = f32x4.add(v128.load(t), v128.load(t, 32)), o0 = f32x4.add(v128.load(t, 16), v128.load(t, 48));
+  const e1 = f32x4.add(v128.load(t, 64), v128.load(t, 96)), o1 = f32x4.add(v128.load(t, 80), v128.load(t, 112));
+  return reduce_add_16(i32x4.shuffle(e0, o0, 0, 4, 1, 5), i32x4.shuffle(e0, o0, 2, 6, 3, 7), i32x4.shuffle(e1, o1, 0, 4, 1, 5), i32x4.shuffle(e1, o1, 2, 6, 3, 7));
+}
 // ---------------------------------------------------------------------------------------------
 // Flash attention with llama.cpp's numerics (ggml_compute_forward_flash_attn_ext_f16_one_chunk, x86 AVX-512
 // build; src/backends/reference/ops.ts flashAttention is the same in TypeScript), one work item = (query
@@ -413,19 +459,180 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
 // expf; a new maximum M rescales the f16 accumulator (f16(VKQ * ms)); VKQ = f16(fmaf(V_j, vs, VKQ)) per
 // element; S = S * ms + vs (unfused). Output f32(VKQ) * f32(1 / S). The accumulator is kept as f16-exact f32 values.
 // Same parameter block as attn_ggml (AG_*; the batch fields are unused). Head size % 4 == 0.
+//
+// Tiled order (flash_tiled, head size % 8 == 0): the same arithmetic per element, regrouped. Positions go in
+// chunks of FLASH_CH: first every row's score and the online-softmax sequence (ms, vs per row, in row order),
+// then V in 8-dim column tiles whose accumulators stay in registers over the chunk's rows. The two heads of a GQA
+// pair share each K and V row's conversion (and its read). f16 rounding by adding and subtracting 1.5 * 2^13 times
+// the value's binade (2^-14 at least): one f32 add rounds to the f16 unit, ties to even. That path cannot overflow
+// to inf as f16 does: an accumulator value of 2^15 or more sends the item to flash_head.
 export function attn_flash(r0: i32, r1: i32, pp: usize): void {
+  const nHead = load<i32>(pp, AG_N_HEAD), gqa = load<i32>(pp, AG_GQA), hd = load<i32>(pp, AG_HEAD_DIM);
+  const slice = load<i32>(pp, AG_SLICE);
+  const scr = <usize>load<i32>(pp, AG_SCRATCH) + <usize>(r0 / slice) * <usize>load<i32>(pp, AG_SCRATCH_BYTES);
+  for (let r = r0; r < r1;) {
+    const t = r / nHead, h = r - t * nHead;
+    if (hd & 7) {
+      flash_head(t, h, pp, scr);
+      r++;
+    } else if ((gqa & 1) == 0 && (h & 1) == 0 && r + 1 < r1) {
+      // h and h + 1 read the same kv head (gqa even)
+      if (!flash_tiled2(t, h, pp, scr)) { flash_head(t, h, pp, scr); flash_head(t, h + 1, pp, scr); }
+      r += 2;
+    } else {
+      if (!flash_tiled1(t, h, pp, scr)) flash_head(t, h, pp, scr);
+      r++;
+    }
+  }
+}
+function flash_tiled1(t: i32, h: i32, pp: usize, scr: usize): bool { return flash_tiled(t, h, 1, pp, scr); }
+function flash_tiled2(t: i32, h: i32, pp: usize, scr: usize): bool { return flash_tiled(t, h, 2, pp, scr); }
+
+// f32 lanes rounded to f16 precision, e = v128.and(x, 0x7f800000) (the caller tracks it); |x| < 2^15 and finite
+@inline function round_f16_binade(x: v128, e: v128): v128 {
+  const c = i32x4.add(i32x4.max_u(e, i32x4.splat(0x38800000)), i32x4.splat(0x06c00000));
+  return v128.or(f32x4.sub(f32x4.add(x, c), c), v128.and(x, i32x4.splat(0x80000000)));
+}
+// fmaf on 4 lanes: a + v * w (w an f32 splat); v an f16 value, so the product is exact in f64
+@inline function fmaf4_vw(v: v128, w: v128, a: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(v, w, a);
+  const wd = f64x2.promote_low_f32x4(w);
+  return f32x4_of(fma2(f64x2.mul(lo_f64(v), wd), lo_f64(a)), fma2(f64x2.mul(hi_f64(v), wd), hi_f64(a)));
+}
+// 8 f16 (one v128) -> even dims 0,2,4,6 and odd dims 1,3,5,7 as f32 (finite values, as h2f4_finite)
+@inline function f16_even(x: v128): v128 {
+  return f32x4.mul(v128.and(i32x4.shr_s(i32x4.shl(x, 16), 3), i32x4.splat(0x8fffffff)), f32x4.splat(reinterpret<f32>(0x77800000)));
+}
+@inline function f16_odd(x: v128): v128 {
+  return f32x4.mul(v128.and(i32x4.shr_s(x, 3), i32x4.splat(0x8fffe000)), f32x4.splat(reinterpret<f32>(0x77800000)));
+}
+
+// nh = 1: head h; nh = 2: heads h and h + 1 (same kv head). Returns false if an accumulator reached 2^15.
+@inline function flash_tiled(t: i32, h: i32, nh: i32, pp: usize, scr: usize): bool {
   const q = <usize>load<i32>(pp, AG_Q), qs = <usize>load<i32>(pp, AG_Q_STRIDE), k = <usize>load<i32>(pp, AG_K), v = <usize>load<i32>(pp, AG_V);
   const kvs = <usize>load<i32>(pp, AG_KV_STRIDE), o = <usize>load<i32>(pp, AG_OUT), os = <usize>load<i32>(pp, AG_OUT_STRIDE);
-  const nHead = load<i32>(pp, AG_N_HEAD), gqa = load<i32>(pp, AG_GQA), hd = load<i32>(pp, AG_HEAD_DIM);
-  const window = load<i32>(pp, AG_WINDOW), pos = <usize>load<i32>(pp, AG_POSITIONS), slice = load<i32>(pp, AG_SLICE);
+  const gqa = load<i32>(pp, AG_GQA), hd = load<i32>(pp, AG_HEAD_DIM);
+  const window = load<i32>(pp, AG_WINDOW), pos = <usize>load<i32>(pp, AG_POSITIONS);
+  const stride = load<i32>(pp, AG_SEQ_STRIDE);
+  const cap = load<f32>(pp, AG_SOFTCAP);
+  const scale: f32 = cap > 0 ? load<f32>(pp, AG_SCALE) / cap : load<f32>(pp, AG_SCALE);
+  const hb = <usize>hd << 2;
+  // scratch: rounded queries, accumulators (8-dim tiles: 4 even dims, then 4 odd), per chunk row: vs, ms per
+  // head, then 128 bytes for dot_f16_vec2
+  const qh0 = scr, qh1 = scr + hb, acc0 = scr + 2 * hb, acc1 = scr + 3 * hb;
+  const vs0 = scr + 4 * hb, ms0 = vs0 + (FLASH_CH << 2), vs1 = ms0 + (FLASH_CH << 2), ms1 = vs1 + (FLASH_CH << 2);
+  const kvo = <usize>(h / gqa) * (<usize>hd << 1);
+  const p0 = load<i32>(pos + (<usize>t << 2));
+  const lo0 = stride > 0 ? p0 - p0 % stride : 0;
+  const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
+  const qp = q + <usize>t * qs + <usize>h * hb;
+  for (let i: usize = 0; i < hb; i += 16) {
+    v128.store(qh0 + i, round_f16x4(v128.load(qp + i)));
+    v128.store(acc0 + i, f32x4.splat(0));
+    if (nh == 2) {
+      v128.store(qh1 + i, round_f16x4(v128.load(qp + hb + i)));
+      v128.store(acc1 + i, f32x4.splat(0));
+    }
+  }
+  const EXP = i32x4.splat(0x7f800000);
+  let big = i32x4.splat(0);
+  let m0: f32 = -Infinity, sum0: f32 = 0, m1: f32 = -Infinity, sum1: f32 = 0;
+  for (let c0 = lo; c0 <= p0; c0 += FLASH_CH) {
+    const n = min(FLASH_CH, p0 + 1 - c0);
+    // scores and the softmax sequence, row order
+    let rescale = false;
+    for (let j = 0; j < n; j++) {
+      const kp = k + <usize>(c0 + j) * kvs + kvo;
+      let s0: f32, s1: f32 = 0;
+      if (nh == 2) {
+        const d = dot_f16_vec2(kp, qh0, qh1, hd, ms1 + (FLASH_CH << 2));
+        s0 = f32x4.extract_lane(d, 0) * scale; s1 = f32x4.extract_lane(d, 1) * scale;
+      } else {
+        s0 = dot_f16_vec(kp, qh0, hd) * scale;
+      }
+      if (cap > 0) { s0 = cap * tanhf(s0); if (nh == 2) s1 = cap * tanhf(s1); }
+      let ms: f32 = 1, vs: f32 = 1;
+      if (s0 > m0) { ms = expf_glibc(m0 - s0); m0 = s0; } else vs = expf_glibc(s0 - m0);
+      store<f32>(vs0 + (<usize>j << 2), vs); store<f32>(ms0 + (<usize>j << 2), ms);
+      if (ms != 1) rescale = true;
+      sum0 = sum0 * ms + vs; // two roundings: llama.cpp's build does not contract this one
+      if (nh == 2) {
+        ms = 1; vs = 1;
+        if (s1 > m1) { ms = expf_glibc(m1 - s1); m1 = s1; } else vs = expf_glibc(s1 - m1);
+        store<f32>(vs1 + (<usize>j << 2), vs); store<f32>(ms1 + (<usize>j << 2), ms);
+        if (ms != 1) rescale = true;
+        sum1 = sum1 * ms + vs;
+      }
+    }
+    // V: one 8-dim column tile at a time over the chunk's rows
+    const vrow = v + <usize>c0 * kvs + kvo;
+    for (let d: usize = 0; d < (<usize>hd << 1); d += 16) {
+      const ap0 = acc0 + (d << 1), ap1 = acc1 + (d << 1);
+      let a0e = v128.load(ap0), a0o = v128.load(ap0, 16), a1e = a0e, a1o = a0o;
+      if (nh == 2) { a1e = v128.load(ap1); a1o = v128.load(ap1, 16); }
+      let vp = vrow + d;
+      for (let j = 0; j < n; j++) {
+        const x = v128.load(vp);
+        vp += kvs;
+        const ve = f16_even(x), vo = f16_odd(x);
+        if (rescale) {
+          // a new maximum: the accumulator times ms, rounded to f16, before this row's V
+          const s = load<f32>(ms0 + (<usize>j << 2));
+          if (s != 1) {
+            const sv = f32x4.splat(s);
+            let y = f32x4.mul(a0e, sv), e = v128.and(y, EXP); big = i32x4.max_u(big, e); a0e = round_f16_binade(y, e);
+            y = f32x4.mul(a0o, sv); e = v128.and(y, EXP); big = i32x4.max_u(big, e); a0o = round_f16_binade(y, e);
+          }
+          if (nh == 2) {
+            const s1 = load<f32>(ms1 + (<usize>j << 2));
+            if (s1 != 1) {
+              const sv = f32x4.splat(s1);
+              let y = f32x4.mul(a1e, sv), e = v128.and(y, EXP); big = i32x4.max_u(big, e); a1e = round_f16_binade(y, e);
+              y = f32x4.mul(a1o, sv); e = v128.and(y, EXP); big = i32x4.max_u(big, e); a1o = round_f16_binade(y, e);
+            }
+          }
+        }
+        const w0 = v128.load32_splat(vs0 + (<usize>j << 2));
+        let y = fmaf4_vw(ve, w0, a0e), e = v128.and(y, EXP); big = i32x4.max_u(big, e); a0e = round_f16_binade(y, e);
+        y = fmaf4_vw(vo, w0, a0o); e = v128.and(y, EXP); big = i32x4.max_u(big, e); a0o = round_f16_binade(y, e);
+        if (nh == 2) {
+          const w1 = v128.load32_splat(vs1 + (<usize>j << 2));
+          y = fmaf4_vw(ve, w1, a1e); e = v128.and(y, EXP); big = i32x4.max_u(big, e); a1e = round_f16_binade(y, e);
+          y = fmaf4_vw(vo, w1, a1o); e = v128.and(y, EXP); big = i32x4.max_u(big, e); a1o = round_f16_binade(y, e);
+        }
+      }
+      v128.store(ap0, a0e); v128.store(ap0, a0o, 16);
+      if (nh == 2) { v128.store(ap1, a1e); v128.store(ap1, a1o, 16); }
+    }
+    // 2^15 (exponent 142): f16 rounding might have overflowed to inf; the exact path decides
+    if (v128.any_true(i32x4.ge_u(big, i32x4.splat(0x47000000)))) return false;
+  }
+  // output: the tiles back in dim order, times 1 / S
+  const op = o + <usize>t * os + <usize>h * hb;
+  for (let hh = 0; hh < nh; hh++) {
+    const sum = hh == 0 ? sum0 : sum1, ap = hh == 0 ? acc0 : acc1, dst = op + <usize>hh * hb;
+    const inv = f32x4.splat(sum == 0 ? <f32>0 : <f32>1 / sum);
+    for (let d: usize = 0; d < hb; d += 32) {
+      const ev = v128.load(ap + d), od = v128.load(ap + d, 16);
+      v128.store(dst + d, f32x4.mul(i32x4.shuffle(ev, od, 0, 4, 1, 5), inv));
+      v128.store(dst + d, f32x4.mul(i32x4.shuffle(ev, od, 2, 6, 3, 7), inv), 16);
+    }
+  }
+  return true;
+}
+// One (query token, head) in position order: the exact path (heads whose size is not a multiple of 8, and a
+// recomputation when flash_tiled saw an accumulator value reach 2^15, where f16 rounding may overflow to inf).
+function flash_head(t: i32, h: i32, pp: usize, scr: usize): void {
+  const q = <usize>load<i32>(pp, AG_Q), qs = <usize>load<i32>(pp, AG_Q_STRIDE), k = <usize>load<i32>(pp, AG_K), v = <usize>load<i32>(pp, AG_V);
+  const kvs = <usize>load<i32>(pp, AG_KV_STRIDE), o = <usize>load<i32>(pp, AG_OUT), os = <usize>load<i32>(pp, AG_OUT_STRIDE);
+  const gqa = load<i32>(pp, AG_GQA), hd = load<i32>(pp, AG_HEAD_DIM);
+  const window = load<i32>(pp, AG_WINDOW), pos = <usize>load<i32>(pp, AG_POSITIONS);
   const stride = load<i32>(pp, AG_SEQ_STRIDE);
   const cap = load<f32>(pp, AG_SOFTCAP);
   // llama.cpp divides the scale by the softcap once (f32), then s = cap * tanhf(s * scale)
   const scale: f32 = cap > 0 ? load<f32>(pp, AG_SCALE) / cap : load<f32>(pp, AG_SCALE);
-  const scr = <usize>load<i32>(pp, AG_SCRATCH) + <usize>(r0 / slice) * <usize>load<i32>(pp, AG_SCRATCH_BYTES);
   const hb = <usize>hd << 2, qh = scr, acc = scr + hb;
-  for (let r = r0; r < r1; r++) {
-    const t = r / nHead, h = r - t * nHead;
+  {
     const kvo = <usize>(h / gqa) * (<usize>hd << 1);
     const p0 = load<i32>(pos + (<usize>t << 2));
     const lo0 = stride > 0 ? p0 - p0 % stride : 0;
@@ -513,6 +720,25 @@ export function attn_flash(r0: i32, r1: i32, pp: usize): void {
     v128.store(sp, round_f16x4(f32x4.mul(v128.load(sp, 32), iv)), 32);
     v128.store(sp, round_f16x4(f32x4.mul(v128.load(sp, 48), iv)), 48);
   }
+}
+// round_weights, then times 2^112 (exact): the weights for attn_ggml_decode's unscaled V bits
+@inline function round_weights_up(sc: usize, lo: i32, p0: i32, inv: f32): void {
+  const iv = f32x4.splat(inv), up = f32x4.splat(reinterpret<f32>(0x77800000));
+  for (let c = lo & ~15; c <= p0; c += 16) {
+    const sp = sc + (<usize>c << 2);
+    v128.store(sp, f32x4.mul(round_f16x4(f32x4.mul(v128.load(sp), iv)), up));
+    v128.store(sp, f32x4.mul(round_f16x4(f32x4.mul(v128.load(sp, 16), iv)), up), 16);
+    v128.store(sp, f32x4.mul(round_f16x4(f32x4.mul(v128.load(sp, 32), iv)), up), 32);
+    v128.store(sp, f32x4.mul(round_f16x4(f32x4.mul(v128.load(sp, 48), iv)), up), 48);
+  }
+}
+// ggml's 16-lane reduction of 4 consecutive dims' 64 lanes (store4_reduce64's adds), returned
+@inline function reduce64_4(p: usize, stride: usize): v128 {
+  const r0 = f32x4.add(f32x4.add(lane4(p, stride, 0), lane4(p, stride, 8)), f32x4.add(lane4(p, stride, 4), lane4(p, stride, 12)));
+  const r1 = f32x4.add(f32x4.add(lane4(p, stride, 1), lane4(p, stride, 9)), f32x4.add(lane4(p, stride, 5), lane4(p, stride, 13)));
+  const r2 = f32x4.add(f32x4.add(lane4(p, stride, 2), lane4(p, stride, 10)), f32x4.add(lane4(p, stride, 6), lane4(p, stride, 14)));
+  const r3 = f32x4.add(f32x4.add(lane4(p, stride, 3), lane4(p, stride, 11)), f32x4.add(lane4(p, stride, 7), lane4(p, stride, 15)));
+  return f32x4.add(f32x4.add(r0, r2), f32x4.add(r1, r3));
 }
 // tinyBLAS's 16-lane dot of two f32 rows (n % 16 == 0)
 @inline function dot_f32_lanes16(w: usize, a: usize, n: i32): f32 {

@@ -4,12 +4,13 @@
 // Each run is llama-bench's tg: --n one-token decodes from an empty context (cpu device, default numerics).
 // Prints per build the median wall tokens/s and the process CPU ms per token (both pools' threads; the
 // idle build's workers sleep in Atomics.wait), and checks that both builds produced the same logits.
-// Usage: node scripts/ab-tg.mjs --a /work/main [--b .] --model FILE.gguf [--threads 2] [--n 32] [--rounds 4]
+// Usage: node scripts/ab-tg.mjs --a /work/main [--b .] --model FILE.gguf [--threads 2] [--n 32] [--rounds 4] [--depth 0]
+// (--depth D: the context first holds D prompt tokens, evaluated once; each run decodes after them, llama-bench's -d)
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 const arg = (n, d) => { const i = process.argv.indexOf('--' + n); return i >= 0 ? process.argv[i + 1] : d; };
 if (!process.argv.includes('--a') || !process.argv.includes('--model')) { console.error('--a REPO and --model FILE are required'); process.exit(2); }
-const T = +arg('threads', '2'), N = +arg('n', '32'), R = +arg('rounds', '4'), MODEL = arg('model');
+const T = +arg('threads', '2'), N = +arg('n', '32'), R = +arg('rounds', '4'), MODEL = arg('model'), D = +arg('depth', '0');
 const dirs = { base: pathToFileURL(resolve(arg('a', '.'), 'dist')).href, new: pathToFileURL(resolve(arg('b', '.'), 'dist')).href };
 const E = {};
 for (const [k, d] of Object.entries(dirs)) {
@@ -21,12 +22,13 @@ for (const [k, d] of Object.entries(dirs)) {
   const dev = await reg.getDevice('cpu', { threads: T });
   const file = openGguf(MODEL);
   const model = loadModel(file, { device: dev });
-  const ctx = await Context.create(model, { nCtx: N + 1, nBatch: 1, kvType: 'f16', flashAttn: 'auto', host: dev });
+  const ctx = await Context.create(model, { nCtx: D + N + 1, nBatch: D ? 512 : 1, kvType: 'f16', flashAttn: 'auto', host: dev });
+  for (let p = 0; p < D; p += 512) await ctx.decode(Int32Array.from({ length: Math.min(512, D - p) }, (_, i) => (p + i) * 31 % 997 + 3));
   E[k] = { ctx, walls: [], cpus: [], logits: null };
 }
 const tokens = Int32Array.from({ length: N }, (_, i) => (i * 7919 + 13) % 1000);
 async function run(e) {
-  e.ctx.clear();
+  e.ctx.truncate(D);
   const c0 = process.cpuUsage(), t0 = performance.now();
   let out;
   for (let i = 0; i < N; i++) out = await e.ctx.decode(tokens.subarray(i, i + 1));
@@ -43,6 +45,6 @@ const med = a => a.slice().sort((p, q) => p - q)[a.length >> 1];
 const la = E.base.logits, lb = E.new.logits;
 let same = la.length === lb.length && la.length > 0; for (let i = 0; same && i < la.length; i++) if (!Object.is(la[i], lb[i])) same = false;
 const f = k => `${k} ${med(E[k].walls).toFixed(2)} t/s (best ${Math.max(...E[k].walls).toFixed(2)}) cpu ${med(E[k].cpus).toFixed(1)} ms/tok`;
-console.log(`${MODEL.split('/').pop()} t=${T} tg${N} x${R}: ${f('base')} | ${f('new')} | wall ratio ${(med(E.new.walls) / med(E.base.walls)).toFixed(3)} | logits ${same ? 'same' : 'DIFFER (' + la.length + ')'}`);
+console.log(`${MODEL.split('/').pop()} t=${T} tg${N}${D ? ' @ d' + D : ''} x${R}: ${f('base')} | ${f('new')} | wall ratio ${(med(E.new.walls) / med(E.base.walls)).toFixed(3)} | logits ${same ? 'same' : 'DIFFER (' + la.length + ')'}`);
 for (const k of Object.keys(E)) E[k].ctx.close();
 process.exit(0);

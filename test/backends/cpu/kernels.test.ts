@@ -539,6 +539,59 @@ describe('one-token-order batch rows equal one-token calls bit for bit', () => {
   }
 });
 
+// attn_flash's tiled order (kernels/attention.ts flash_tiled: chunks of 256 rows, 8-dim V tiles, GQA pairs sharing
+// K/V conversions, f16 rounding by a binade-sized add) against the reference in row order, bit for bit (Object.is:
+// signed zeros and NaN count), in both kernel builds: several chunks, late maxima, windows, odd GQA, a pair split
+// by the threads' slices, accumulators past 2^15 and past f16's range (the exact path's inf), and -0 accumulators.
+describe('flash attention, tiled order (and the non-flash decode): both builds, long rows, overflow, signed zeros', () => {
+  for (const relaxedSimd of [true, false]) {
+    it(`${relaxedSimd ? 'relaxed' : 'SIMD128'} build`, async () => {
+      const rt = await createCpuRuntime({ threads: 2, spin: 2000, parallelMinWork: 0, relaxedSimd });
+      try {
+        // [tokens, heads, kv heads, head size, cached rows, window, q scale, v kind]
+        const cases = [[1, 16, 8, 128, 700, 0, 4, 'plain'], [1, 8, 2, 64, 530, 300, 4, 'plain'], [5, 6, 2, 32, 260, 0, 4, 'plain'],
+          [1, 6, 3, 64, 300, 0, 4, 'plain'], [3, 6, 3, 64, 40, 0, 1, 'plain'], [1, 4, 2, 64, 300, 0, 0.01, 'huge'], [2, 4, 2, 32, 300, 0, 0.01, 'large'],
+          [1, 4, 2, 64, 600, 0, 8, 'tiny']] as const;
+        for (const [nTok, nHead, nKv, hd, kvBase, window, qs, vk] of cases) {
+          const rnd = rng(101 + hd + kvBase), nPos = kvBase + nTok;
+          const q = randomF32(nTok * nHead * hd, rnd, qs);
+          const k16 = Uint16Array.from(randomF32(nPos * nKv * hd, rnd, 2), f32ToF16);
+          const vf = vk === 'huge' ? randomF32(nPos * nKv * hd, rnd, 440).map(Math.abs) : vk === 'large' ? randomF32(nPos * nKv * hd, rnd, 300).map(Math.abs)
+            : vk === 'tiny' ? randomF32(nPos * nKv * hd, rnd, 1).map((x) => (x < -0.8 ? x * 1e-5 : 0)) : randomF32(nPos * nKv * hd, rnd, 3);
+          const v16 = Uint16Array.from(vf, f32ToF16);
+          const pos = Int32Array.from({ length: nTok }, (_, t) => kvBase + t);
+          const m = rt.mark();
+          const qp = put(rt, q), kp = put(rt, k16), vp = put(rt, v16), pp = put(rt, new Uint8Array(pos.buffer)), op = rt.alloc(q.length * 4);
+          const scale = 1 / Math.sqrt(hd);
+          rt.reserveAttentionFlash(hd);
+          rt.attentionFlash({ q: qp, k: kp, v: vp, out: op, nTokens: nTok, nHead, nKvHead: nKv, headDim: hd, scale, positions: pp, maxPos: nPos - 1, window });
+          const want = new Float32Array(q.length);
+          const params = { nHead, nHeadKv: nKv, headDimK: hd, headDimV: hd, scale, softcap: 0, window };
+          refFlash(q, nTok, pos, 0, k16, v16, params, want, flashWorkspace(params));
+          const got = rt.f32(op, q.length);
+          const what = `${nTok} tokens, ${nHead}/${nKv} heads, head ${hd}, ${kvBase} cached, v ${vk}`;
+          for (let i = 0; i < want.length; i++) if (!Object.is(got[i], want[i])) assert.fail(`${what}: [${i}] got ${got[i]} want ${want[i]}`);
+          // the special cases are real: inf in the reference, values past 2^15 / S, negative zeros
+          if (vk === 'huge') assert.ok(want.some((x) => !Number.isFinite(x)), `${what}: no accumulator overflowed`);
+          if (vk === 'large') assert.ok(want.every(Number.isFinite) && want.some((x) => x > 32768 / (kvBase + nTok)), `${what}: no accumulator past 2^15`);
+          if (vk === 'tiny') assert.ok(want.some((x) => Object.is(x, -0)), `${what}: no negative zero`);
+          // the non-flash one-token path (attn_ggml_decode: 8-wide f16 loads, 2^112 on the queries and weights)
+          if (nTok === 1 && vk !== 'huge') {
+            rt.reserveAttentionGgml(hd, nPos - 1, nKv, nHead);
+            rt.attentionGgml({ q: qp, k: kp, v: vp, out: op, nTokens: 1, nHead, nKvHead: nKv, headDim: hd, scale, positions: pp, maxPos: nPos - 1, window });
+            refAttention(q, 1, pos, k16, v16, params, want, nPos - 1);
+            const g = rt.f32(op, q.length);
+            for (let i = 0; i < want.length; i++) if (!Object.is(g[i], want[i])) assert.fail(`ggml decode, ${what}: [${i}] got ${g[i]} want ${want[i]}`);
+          }
+          rt.release(m);
+        }
+      } finally {
+        await rt.close();
+      }
+    });
+  }
+});
+
 // The relaxed build uses f32x4.relaxed_madd as fmaf, so it runs only where the start-up probe proves it
 // fused: the embedded relaxed build passes on this engine (it fuses), an unfused multiply-add does not.
 describe('relaxed build: fused relaxed_madd probe', () => {

@@ -49,9 +49,11 @@ export function decodeHeads(headDim: number, nHead: number): number {
   return Math.max(1, Math.min(nHead, Math.floor(abi.DEC_DIMS / headDim)));
 }
 
-/** one-token decode: chunks per thread of attn_ggml's heads (claimed by whichever thread is free, so a worker
- *  still waking takes fewer instead of the caller waiting for its half) */
-const DECODE_CHUNKS_PER_THREAD = 2;
+/** one-token decode: chunks per thread of attn_ggml's heads (claimed by whichever thread is free). One: each
+ *  chunk is one pass over the K and V rows, and halving the chunks (wider spans of each row per pass) read the
+ *  cache faster than the balance two per thread bought (qwen3-0.6b tg @ d4096 7.4 -> 9.2 t/s, d512 25.6 -> 31.0,
+ *  d0 43.6 -> 44.2 on 2 threads; BENCHMARKS.md) */
+const DECODE_CHUNKS_PER_THREAD = 1;
 /** one-token decode: query heads per chunk (even, so GQA pairs stay together) */
 export function decodeChunkHeads(nHead: number, threads: number): number {
   const c = Math.ceil(nHead / (threads * DECODE_CHUNKS_PER_THREAD));
@@ -60,21 +62,21 @@ export function decodeChunkHeads(nHead: number, threads: number): number {
 
 /**
  * attn_ggml's scratch per thread. Decode (kernels/attention.ts attn_ggml_decode, dims = heads x headDim): the
- * rounded queries, 32 lane sums, 64 V lane accumulators per dim, a superblock of f16 V spans (DEC_SB x dims),
+ * rounded queries, the paired heads' queries in lane order, 64 lane sums, 64 V lane accumulators per dim, a superblock of f16 V spans (DEC_SB x dims),
  * one score row per head (positions + a chunk of 16 + the row maximum, 64-byte rows). A batch: q0, q1 and two
  * score rows (attn_ggml_batch), or q, 64 x headDim and one score row (the generic loop).
  */
 export function ggmlAttnScratchBytes(headDim: number, maxPos: number, heads = decodeHeads(headDim, 1 << 30)): number {
   const row = alignUp((maxPos + 1 + 32 + 1) * 4, 64), dims = heads * headDim;
-  const decode = (dims * 65 + 32) * 4 + abi.DEC_SB * dims * 2 + heads * row;
+  const decode = (dims * 66 + 64) * 4 + abi.DEC_SB * dims * 2 + heads * row;
   // batch (attn_ggml_batch): q0, q1, 512 B of tile chains, two score rows
   const batch = Math.max((65 * headDim + maxPos + 1 + 32) * 4, 2 * headDim * 4 + 512 + 2 * row);
   return alignUp(Math.max(decode, batch), 64);
 }
 
-/** attn_flash's scratch per thread: q rounded to f16 and the f16-exact accumulator (headDim f32 each) */
+/** attn_flash's scratch per thread: two heads' rounded queries and f16-exact accumulators (headDim f32 each), vs and ms of FLASH_CH rows per head, 128 bytes of dot sums */
 export function flashAttnScratchBytes(headDim: number): number {
-  return alignUp(2 * headDim * 4, 64);
+  return alignUp(4 * headDim * 4 + 16 * abi.FLASH_CH + 128, 64);
 }
 
 /** attn_flash_q8's scratch per thread: the q8_0 query head and a q4_0 K row unpacked (each rounded to 16 bytes), the f32 accumulator */
