@@ -284,7 +284,7 @@ function attn_ggml_batch(r0: i32, r1: i32, pp: usize, scr: usize): void {
 // which leaves every product's exact value, hence every rounding, as it was. Lanes then hold dims in the order
 // 0,2,4,6 | 1,3,5,7 per 8-dim group (queries and accumulators alike), undone by the final reduction's stores.
 // Scratch per thread, dims = AG_DEC_HEADS x hd: q (dims), the paired heads' q (x 2^112, lane order; dims),
-// 64 lane sums, acc (64 x dims), the V copy (DEC_SB x dims f16), then one score row per head.
+// 64 lane sums, acc (64 x dims: per head and 4-dim group, its 64 lanes in 1 KiB (groups 1040 bytes apart: 1024 aliased in L1), so the reduction loads at fixed offsets), the V copy (DEC_SB x dims f16), then one score row per head.
 function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
   const q = <usize>load<i32>(pp, AG_Q), qs = <usize>load<i32>(pp, AG_Q_STRIDE), k = <usize>load<i32>(pp, AG_K), v = <usize>load<i32>(pp, AG_V);
   const kvs = <usize>load<i32>(pp, AG_KV_STRIDE), o = <usize>load<i32>(pp, AG_OUT), os = <usize>load<i32>(pp, AG_OUT_STRIDE);
@@ -293,7 +293,7 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
   const stride = load<i32>(pp, AG_SEQ_STRIDE);
   const cap = load<f32>(pp, AG_SOFTCAP), invCap: f32 = cap > 0 ? <f32>1 / cap : 0;
   const hb = <usize>hd << 2, maxh = load<i32>(pp, AG_DEC_HEADS), dims = <usize>(maxh * hd);
-  const qh = scr, qz = qh + (dims << 2), tmp = qz + (dims << 2), acc = tmp + 256, vcp = acc + (dims << 8);
+  const qh = scr, qz = qh + (dims << 2), tmp = qz + (dims << 2), acc = tmp + 256, vcp = acc + dims * 260;
   const sc = vcp + ((<usize>DEC_SB * dims) << 1);
   const scLen = ((<usize>load<i32>(pp, AG_SCRATCH_BYTES) - (sc - scr)) / <usize>maxh) & ~63;
   const paired = (hd & 63) == 0, nb = DEC_SB >> 6;
@@ -357,14 +357,15 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
         for (let l = 0; l < 64; l++) {
           let j0 = sb + l;
           if (j0 < lo) j0 += 64;
-          const ap0 = acc + (i0 * 64 + <usize>l) * hb, ap1 = ap0 + (hb << 6);
+          const ap0 = acc + i0 * hb * 65 + (<usize>l << 4), ap1 = ap0 + hb * 65;
           const lrow = vcp + <usize>(l * nb) * span + vo;
           for (let d: usize = 0; d < hb; d += 64) {
             const z = f32x4.splat(0);
             let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
             if (!first) {
-              a0 = v128.load(ap0 + d); a1 = v128.load(ap0 + d, 16); a2 = v128.load(ap0 + d, 32); a3 = v128.load(ap0 + d, 48);
-              if (two) { b0 = v128.load(ap1 + d); b1 = v128.load(ap1 + d, 16); b2 = v128.load(ap1 + d, 32); b3 = v128.load(ap1 + d, 48); }
+              const g0 = ap0 + d * 65, g1 = ap1 + d * 65;
+              a0 = v128.load(g0); a1 = v128.load(g0, 1040); a2 = v128.load(g0, 2080); a3 = v128.load(g0, 3120);
+              if (two) { b0 = v128.load(g1); b1 = v128.load(g1, 1040); b2 = v128.load(g1, 2080); b3 = v128.load(g1, 3120); }
             }
             for (let j = j0; j < end; j += 64) {
               const vp = lrow + <usize>((j - sb) >> 6) * span + (d >> 1);
@@ -377,8 +378,9 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
                 b0 = madd(w1, x0, b0); b1 = madd(w1, x1, b1); b2 = madd(w1, x2, b2); b3 = madd(w1, x3, b3);
               }
             }
-            v128.store(ap0 + d, a0); v128.store(ap0 + d, a1, 16); v128.store(ap0 + d, a2, 32); v128.store(ap0 + d, a3, 48);
-            if (two) { v128.store(ap1 + d, b0); v128.store(ap1 + d, b1, 16); v128.store(ap1 + d, b2, 32); v128.store(ap1 + d, b3, 48); }
+            const g0 = ap0 + d * 65, g1 = ap1 + d * 65;
+            v128.store(g0, a0); v128.store(g0, a1, 1040); v128.store(g0, a2, 2080); v128.store(g0, a3, 3120);
+            if (two) { v128.store(g1, b0); v128.store(g1, b1, 1040); v128.store(g1, b2, 2080); v128.store(g1, b3, 3120); }
           }
         }
         h += two ? 2 : 1;
@@ -387,9 +389,9 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
     // ggml_vec_dot_f16's reduction per dim: lane l = (acc[l] + acc[32+l]) + (acc[16+l] + acc[48+l]), then 16 lanes
     // (reduce_add_16's tree), computed for 4 dims at once: the same adds lane-wise, on contiguous loads
     for (let h = ha; h < hz; h++) {
-      const op = o + <usize>t * os + <usize>h * hb, ah = acc + <usize>(h - ha) * (hb << 6);
+      const op = o + <usize>t * os + <usize>h * hb, ah = acc + <usize>(h - ha) * hb * 65;
       for (let e: usize = 0; e < hb; e += 32) {
-        const ev = reduce64_4(ah + e, hb), od = reduce64_4(ah + e + 16, hb);
+        const ev = reduce64_4(ah + e * 65, 16), od = reduce64_4(ah + e * 65 + 1040, 16);
         v128.store(op + e, i32x4.shuffle(ev, od, 0, 4, 1, 5)); v128.store(op + e, i32x4.shuffle(ev, od, 2, 6, 3, 7), 16);
       }
     }

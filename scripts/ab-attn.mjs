@@ -52,7 +52,7 @@ for (let r = 0; r < ROUNDS; r++) {
   let ta, tb;
   if (r & 1) { tb = cpuTime(b.run, n); ta = cpuTime(a.run, n); } else { ta = cpuTime(a.run, n); tb = cpuTime(b.run, n); }
   q.push(ta / tb);
-  console.log(`  round ${r}: a ${(ta * 1e3).toFixed(1)} ms  b ${(tb * 1e3).toFixed(1)} ms  b/a ${(ta / tb).toFixed(2)}`);
+  console.log(`  round ${r}: a ${(ta * 1e3).toFixed(3)} ms  b ${(tb * 1e3).toFixed(3)} ms  b/a ${(ta / tb).toFixed(2)}`);
 }
 q.sort((u, v) => u - v);
 console.log(`  median b/a ${q[q.length >> 1].toFixed(3)} over ${ROUNDS} rounds`);

@@ -68,7 +68,7 @@ export function decodeChunkHeads(nHead: number, threads: number): number {
  */
 export function ggmlAttnScratchBytes(headDim: number, maxPos: number, heads = decodeHeads(headDim, 1 << 30)): number {
   const row = alignUp((maxPos + 1 + 32 + 1) * 4, 64), dims = heads * headDim;
-  const decode = (dims * 66 + 64) * 4 + abi.DEC_SB * dims * 2 + heads * row;
+  const decode = (dims * 67 + 64) * 4 + abi.DEC_SB * dims * 2 + heads * row;
   // batch (attn_ggml_batch): q0, q1, 512 B of tile chains, two score rows
   const batch = Math.max((65 * headDim + maxPos + 1 + 32) * 4, 2 * headDim * 4 + 512 + 2 * row);
   return alignUp(Math.max(decode, batch), 64);
