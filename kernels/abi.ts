@@ -36,6 +36,15 @@ export const AG_KV_BASE = 88; // batch: the first cache row attn_kv_f32 widened 
 export const AG_KV_Q4 = 92; // attn_flash_q8: 1 = the caches are q4_0 (18-byte blocks), 0 = q8_0
 export const AG_N_TOKENS = 96; // attn_ggml batch: query tokens (items / heads)
 export const AG_DEC_HEADS = 100; // attn_ggml decode: heads served per pass over the cache (runtime/attention.ts decodeHeads)
+// attn_dec_* (one query token split over the cache rows): rows per attn_dec_scores item, the score rows (one per
+// head, AG_DR_SCLEN bytes apart, indexed by cache row), each scores item's maxima (items x heads f32), the lane
+// accumulators (per head 65 x headDim f32: groups of 4 dims, 64 lanes each, 1040 bytes apart), scores items
+export const AG_DR_BLOCK = 104;
+export const AG_DR_SC = 108;
+export const AG_DR_SCLEN = 112;
+export const AG_DR_MX = 116;
+export const AG_DR_ACC = 120;
+export const AG_DR_ITEMS = 124;
 
 // attn_kv_f32 (kernels/attention.ts): a batch's K and V widened to f32; its block sits at
 // AKV_BLOCK bytes into the attn_ggml block

@@ -1,4 +1,4 @@
-import { FLASH_CH, DEC_SB, AG_DEC_HEADS, AG_N_TOKENS, AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
+import { FLASH_CH, AG_DR_BLOCK, AG_DR_SC, AG_DR_SCLEN, AG_DR_MX, AG_DR_ACC, AG_DR_ITEMS, DEC_SB, AG_DEC_HEADS, AG_N_TOKENS, AG_SOFTCAP, AG_SEQ_STRIDE, AG_KV_BASE, AG_BATCH, AG_GQA, AG_HEAD_DIM, AG_K, AG_KF, AG_KV_STRIDE, AG_N_HEAD, AG_OUT, AG_OUT_STRIDE, AG_P16, AG_POSITIONS, AG_Q, AG_Q_STRIDE, AG_SCALE, AG_SCRATCH, AG_SCRATCH_BYTES, AG_SLICE, AG_V, AG_VT, AG_WINDOW, AKV_HEAD_DIM, AKV_K, AKV_KF, AKV_KV_STRIDE, AKV_MAX_POS, AKV_P16, AKV_V, AKV_VT } from './abi';
 import { expf_v2, expf_v4 } from './common/expf';
 import { expf_glibc } from './common/glibc';
 import { tanhf } from './common/libm';
@@ -396,6 +396,153 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
       }
     }
     r += hz - ha;
+  }
+}
+// ---------------------------------------------------------------------------------------------
+// attn_ggml_decode split over the cache rows instead of the heads (one query token, deep caches): the same
+// arithmetic (same bits) in four dispatches, so that every thread streams whole cache rows (all kv heads)
+// rather than its heads' share of each row, which read the cache at about half the speed (qwen3-0.6b at depth
+// 4096: one thread over whole rows as fast as two over half rows). AG_DR_* name the shared buffers.
+//   attn_dec_scores: items = blocks of AG_DR_BLOCK rows: K . q for every head (scores, each block's maxima)
+//   attn_dec_softmax: items = heads: the row maximum, softmax16 and the weights (x 2^112), as decode
+//   attn_dec_v: items = groups of 16 lanes (rows j with j & 63 in the group): V . weights into the shared lane
+//     accumulators, each lane's adds in row order as in decode
+//   attn_dec_out: items = heads: the 64-lane reduction and the output
+// Per-item scratch (AG_SCRATCH + item * AG_SCRATCH_BYTES): the queries (as decode) and the maxima, or the lane
+// group's V copy.
+@inline function dr_lo(pp: usize): i32 {
+  const p0 = load<i32>(<usize>load<i32>(pp, AG_POSITIONS));
+  const stride = load<i32>(pp, AG_SEQ_STRIDE), window = load<i32>(pp, AG_WINDOW);
+  const lo0 = stride > 0 ? p0 - p0 % stride : 0;
+  return window > 0 ? max(lo0, p0 - window + 1) : lo0;
+}
+export function attn_dec_scores(r0: i32, r1: i32, pp: usize): void {
+  const q = <usize>load<i32>(pp, AG_Q), k = <usize>load<i32>(pp, AG_K), kvs = <usize>load<i32>(pp, AG_KV_STRIDE);
+  const nHead = load<i32>(pp, AG_N_HEAD), gqa = load<i32>(pp, AG_GQA), hd = load<i32>(pp, AG_HEAD_DIM);
+  const scale = load<f32>(pp, AG_SCALE), cap = load<f32>(pp, AG_SOFTCAP), invCap: f32 = cap > 0 ? <f32>1 / cap : 0;
+  const p0 = load<i32>(<usize>load<i32>(pp, AG_POSITIONS)), lo = dr_lo(pp);
+  const blk = load<i32>(pp, AG_DR_BLOCK), sc = <usize>load<i32>(pp, AG_DR_SC), scLen = <usize>load<i32>(pp, AG_DR_SCLEN);
+  const mxAll = <usize>load<i32>(pp, AG_DR_MX);
+  const hb = <usize>hd << 2, dims = <usize>nHead * hb, paired = (hd & 63) == 0;
+  for (let b = r0; b < r1; b++) {
+    const scr = <usize>load<i32>(pp, AG_SCRATCH) + <usize>b * <usize>load<i32>(pp, AG_SCRATCH_BYTES);
+    const qh = scr, qz = qh + dims, tmp = qz + dims, mx = tmp + 256;
+    for (let i: usize = 0; i < dims; i += 16) v128.store(qh + i, round_f16x4(v128.load(q + i)));
+    if (paired) {
+      const up = f32x4.splat(reinterpret<f32>(0x77800000));
+      for (let i: usize = 0; i < dims; i += 32) {
+        const a = v128.load(qh + i), c = v128.load(qh + i, 16);
+        v128.store(qz + i, f32x4.mul(i32x4.shuffle(a, c, 0, 2, 4, 6), up));
+        v128.store(qz + i, f32x4.mul(i32x4.shuffle(a, c, 1, 3, 5, 7), up), 16);
+      }
+    }
+    for (let h = 0; h < nHead; h++) store<f32>(mx + (<usize>h << 2), -Infinity);
+    const j1 = min(p0 + 1, lo + (b + 1) * blk);
+    for (let j = lo + b * blk; j < j1; j++) {
+      const kr = k + <usize>j * kvs;
+      for (let h = 0; h < nHead; ) {
+        const two = paired && h + 1 < nHead && (h + 1) / gqa == h / gqa;
+        const kp = kr + <usize>(h / gqa) * (<usize>hd << 1), i0 = <usize>h;
+        let d0: f32, d1: f32 = 0;
+        if (two) {
+          const za = qz + i0 * hb;
+          dot2_f16_bits(kp, za, za + hb, hd, 0, 0, tmp); dot2_f16_bits(kp, za, za + hb, hd, 0, 1, tmp);
+          dot2_f16_bits(kp, za, za + hb, hd, 1, 0, tmp); dot2_f16_bits(kp, za, za + hb, hd, 1, 1, tmp);
+          d0 = reduce_eo16(tmp); d1 = reduce_eo16(tmp + 128);
+        } else {
+          d0 = dot_f16_vec(kp, qh + i0 * hb, hd);
+        }
+        dr_score(sc + i0 * scLen, mx + (i0 << 2), j, d0, cap, invCap, scale);
+        if (two) dr_score(sc + (i0 + 1) * scLen, mx + ((i0 + 1) << 2), j, d1, cap, invCap, scale);
+        h += two ? 2 : 1;
+      }
+    }
+    for (let h = 0; h < nHead; h++) store<f32>(mxAll + (<usize>(b * nHead + h) << 2), load<f32>(mx + (<usize>h << 2)));
+  }
+}
+@inline function dr_score(row: usize, m: usize, j: i32, d: f32, cap: f32, invCap: f32, scale: f32): void {
+  if (cap > 0) d = tanhf(d * invCap) * cap;
+  const s = d * scale;
+  store<f32>(row + (<usize>j << 2), s);
+  if (s > load<f32>(m)) store<f32>(m, s);
+}
+export function attn_dec_softmax(r0: i32, r1: i32, pp: usize): void {
+  const nHead = load<i32>(pp, AG_N_HEAD), p0 = load<i32>(<usize>load<i32>(pp, AG_POSITIONS)), lo = dr_lo(pp);
+  const sc = <usize>load<i32>(pp, AG_DR_SC), scLen = <usize>load<i32>(pp, AG_DR_SCLEN), mxAll = <usize>load<i32>(pp, AG_DR_MX);
+  const items = load<i32>(pp, AG_DR_ITEMS);
+  for (let h = r0; h < r1; h++) {
+    let mx: f32 = -Infinity;
+    for (let b = 0; b < items; b++) { const m = load<f32>(mxAll + (<usize>(b * nHead + h) << 2)); if (m > mx) mx = m; }
+    const sr = sc + <usize>h * scLen;
+    round_weights_up(sr, lo, p0, <f32>(1.0 / softmax16(sr, lo, p0, mx)));
+  }
+}
+export function attn_dec_v(r0: i32, r1: i32, pp: usize): void {
+  const v = <usize>load<i32>(pp, AG_V), kvs = <usize>load<i32>(pp, AG_KV_STRIDE);
+  const nHead = load<i32>(pp, AG_N_HEAD), gqa = load<i32>(pp, AG_GQA), hd = load<i32>(pp, AG_HEAD_DIM);
+  const p0 = load<i32>(<usize>load<i32>(pp, AG_POSITIONS)), lo = dr_lo(pp);
+  const sc = <usize>load<i32>(pp, AG_DR_SC), scLen = <usize>load<i32>(pp, AG_DR_SCLEN), acc = <usize>load<i32>(pp, AG_DR_ACC);
+  const hb = <usize>hd << 2, span = <usize>(nHead / gqa) * (<usize>hd << 1), nb = DEC_SB >> 6, paired = (hd & 63) == 0;
+  const base = lo & ~63;
+  for (let g = r0; g < r1; g++) {
+    const vcp = <usize>load<i32>(pp, AG_SCRATCH) + <usize>g * <usize>load<i32>(pp, AG_SCRATCH_BYTES);
+    const l0 = g << 4;
+    for (let sb = base; sb <= p0; sb += DEC_SB) {
+      const end = min(sb + DEC_SB, p0 + 1), first = sb == base;
+      // this group's rows of the superblock, whole rows, in lane order (lane l - l0, then (j - sb) / 64)
+      for (let c = sb + l0; c < end; c += 64) {
+        for (let j = max(c, lo); j < min(c + 16, end); j++) {
+          const src = v + <usize>j * kvs, dst = vcp + <usize>(((j & 63) - l0) * nb + ((j - sb) >> 6)) * span;
+          for (let i: usize = 0; i < span; i += 32) { v128.store(dst + i, v128.load(src + i)); v128.store(dst + i, v128.load(src + i, 16), 16); }
+        }
+      }
+      for (let h = 0; h < nHead; ) {
+        const two = paired && h + 1 < nHead && (h + 1) / gqa == h / gqa;
+        const i0 = <usize>h, w0p = sc + i0 * scLen, w1p = w0p + scLen;
+        const vo = <usize>(h / gqa) * (<usize>hd << 1);
+        for (let l = l0; l < l0 + 16; l++) {
+          let j0 = sb + l;
+          if (j0 < lo) j0 += 64;
+          const ap0 = acc + i0 * hb * 65 + (<usize>l << 4), ap1 = ap0 + hb * 65;
+          const lrow = vcp + <usize>((l - l0) * nb) * span + vo;
+          for (let d: usize = 0; d < hb; d += 64) {
+            const z = f32x4.splat(0);
+            let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
+            if (!first) {
+              const g0 = ap0 + d * 65, g1 = ap1 + d * 65;
+              a0 = v128.load(g0); a1 = v128.load(g0, 1040); a2 = v128.load(g0, 2080); a3 = v128.load(g0, 3120);
+              if (two) { b0 = v128.load(g1); b1 = v128.load(g1, 1040); b2 = v128.load(g1, 2080); b3 = v128.load(g1, 3120); }
+            }
+            for (let j = j0; j < end; j += 64) {
+              const vp = lrow + <usize>((j - sb) >> 6) * span + (d >> 1);
+              const y0 = v128.load(vp), y1 = v128.load(vp, 16);
+              const x0 = f16_even_bits(y0), x1 = f16_odd_bits(y0), x2 = f16_even_bits(y1), x3 = f16_odd_bits(y1);
+              const w0 = v128.load32_splat(w0p + (<usize>j << 2));
+              a0 = madd(w0, x0, a0); a1 = madd(w0, x1, a1); a2 = madd(w0, x2, a2); a3 = madd(w0, x3, a3);
+              if (two) {
+                const w1 = v128.load32_splat(w1p + (<usize>j << 2));
+                b0 = madd(w1, x0, b0); b1 = madd(w1, x1, b1); b2 = madd(w1, x2, b2); b3 = madd(w1, x3, b3);
+              }
+            }
+            const g0 = ap0 + d * 65, g1 = ap1 + d * 65;
+            v128.store(g0, a0); v128.store(g0, a1, 1040); v128.store(g0, a2, 2080); v128.store(g0, a3, 3120);
+            if (two) { v128.store(g1, b0); v128.store(g1, b1, 1040); v128.store(g1, b2, 2080); v128.store(g1, b3, 3120); }
+          }
+        }
+        h += two ? 2 : 1;
+      }
+    }
+  }
+}
+export function attn_dec_out(r0: i32, r1: i32, pp: usize): void {
+  const o = <usize>load<i32>(pp, AG_OUT), hd = load<i32>(pp, AG_HEAD_DIM), acc = <usize>load<i32>(pp, AG_DR_ACC);
+  const hb = <usize>hd << 2;
+  for (let h = r0; h < r1; h++) {
+    const op = o + <usize>h * hb, ah = acc + <usize>h * hb * 65;
+    for (let e: usize = 0; e < hb; e += 32) {
+      const ev = reduce64_4(ah + e * 65, 16), od = reduce64_4(ah + e * 65 + 1040, 16);
+      v128.store(op + e, i32x4.shuffle(ev, od, 0, 4, 1, 5)); v128.store(op + e, i32x4.shuffle(ev, od, 2, 6, 3, 7), 16);
+    }
   }
 }
 // where a score row keeps its running maximum: the last slot of the row (past the padded chunks)

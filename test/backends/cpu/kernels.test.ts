@@ -551,7 +551,10 @@ describe('flash attention, tiled order (and the non-flash decode): both builds, 
         // [tokens, heads, kv heads, head size, cached rows, window, q scale, v kind]
         const cases = [[1, 16, 8, 128, 700, 0, 4, 'plain'], [1, 8, 2, 64, 530, 300, 4, 'plain'], [5, 6, 2, 32, 260, 0, 4, 'plain'],
           [1, 6, 3, 64, 300, 0, 4, 'plain'], [3, 6, 3, 64, 40, 0, 1, 'plain'], [1, 4, 2, 64, 300, 0, 0.01, 'huge'], [2, 4, 2, 32, 300, 0, 0.01, 'large'],
-          [1, 4, 2, 64, 600, 0, 8, 'tiny']] as const;
+          [1, 4, 2, 64, 600, 0, 8, 'tiny'],
+          // deep enough for the row-split decode (attn_dec_*, 768+ rows on 2 threads): GQA pairs, a window, odd GQA, unpaired head size
+          [1, 16, 8, 128, 1500, 0, 4, 'plain'], [1, 8, 2, 64, 1200, 500, 4, 'plain'], [1, 6, 2, 64, 900, 0, 1, 'plain'], [1, 4, 2, 80, 800, 0, 4, 'plain'],
+          [1, 4, 2, 64, 1000, 0, 8, 'tiny']] as const;
         for (const [nTok, nHead, nKv, hd, kvBase, window, qs, vk] of cases) {
           const rnd = rng(101 + hd + kvBase), nPos = kvBase + nTok;
           const q = randomF32(nTok * nHead * hd, rnd, qs);
@@ -575,7 +578,7 @@ describe('flash attention, tiled order (and the non-flash decode): both builds, 
           if (vk === 'huge') assert.ok(want.some((x) => !Number.isFinite(x)), `${what}: no accumulator overflowed`);
           if (vk === 'large') assert.ok(want.every(Number.isFinite) && want.some((x) => x > 32768 / (kvBase + nTok)), `${what}: no accumulator past 2^15`);
           if (vk === 'tiny') assert.ok(want.some((x) => Object.is(x, -0)), `${what}: no negative zero`);
-          // the non-flash one-token path (attn_ggml_decode: 8-wide f16 loads, 2^112 on the queries and weights)
+          // the non-flash one-token path (attn_ggml_decode, or attn_dec_* from 768 rows: 8-wide f16 loads, 2^112 on the queries and weights)
           if (nTok === 1 && vk !== 'huge') {
             rt.reserveAttentionGgml(hd, nPos - 1, nKv, nHead);
             rt.attentionGgml({ q: qp, k: kp, v: vp, out: op, nTokens: 1, nHead, nKvHead: nKv, headDim: hd, scale, positions: pp, maxPos: nPos - 1, window });

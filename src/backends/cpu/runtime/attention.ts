@@ -74,6 +74,22 @@ export function ggmlAttnScratchBytes(headDim: number, maxPos: number, heads = de
   return alignUp(Math.max(decode, batch), 64);
 }
 
+/** one-token decode over at least this many cache rows runs split over the rows (kernels/attention.ts attn_dec_*):
+ *  four dispatches instead of one, repaid from here on by every thread streaming whole rows (qwen3-0.6b on 2
+ *  threads against the split by heads: tg @ d64 0.88x, d100 1.03x, d200 1.03x, d512 1.17x, d1024 1.23x, d4096 1.47x) */
+export const DEC_ROWS_MIN = 128;
+/** attn_dec_scores' items per thread */
+const DEC_ROW_ITEMS_PER_THREAD = 2;
+
+/** the row-split decode's layout for these shapes: per-item slot bytes, score row bytes, and each region's size */
+export function decRowsLayout(headDim: number, maxPos: number, nHead: number, nKvHead: number, threads: number) {
+  const items = Math.max(4, threads * DEC_ROW_ITEMS_PER_THREAD + 1);
+  const slot = alignUp(Math.max(2 * nHead * headDim * 4 + 256 + nHead * 4, 16 * (abi.DEC_SB / 64) * nKvHead * headDim * 2), 64);
+  const scLen = alignUp((maxPos + 1 + 32 + 1) * 4, 64);
+  const accBytes = nHead * headDim * 4 * 65, mxBytes = alignUp(items * nHead * 4, 64);
+  return { items, slot, scLen, accBytes, mxBytes, total: items * slot + nHead * scLen + mxBytes + accBytes };
+}
+
 /** attn_flash's scratch per thread: two heads' rounded queries and f16-exact accumulators (headDim f32 each), vs and ms of FLASH_CH rows per head, 128 bytes of dot sums */
 export function flashAttnScratchBytes(headDim: number): number {
   return alignUp(4 * headDim * 4 + 16 * abi.FLASH_CH + 128, 64);
@@ -104,7 +120,8 @@ export class Attention {
   /** reserves the scratch for positions up to maxPos (and, given nKvHead, for batches; given nHead, for that many heads) */
   reserve(headDim: number, maxPos: number, nKvHead = 0, nHead = 1 << 30): void {
     this.params.grow(abi.PARAM_BLOCK_BYTES);
-    this.scratch.grow(Math.max(ggmlAttnScratchBytes(headDim, maxPos, decodeHeads(headDim, nHead)) * this.threads, this.decodeScratch(headDim, maxPos, nHead)));
+    this.scratch.grow(Math.max(ggmlAttnScratchBytes(headDim, maxPos, decodeHeads(headDim, nHead)) * this.threads, this.decodeScratch(headDim, maxPos, nHead),
+      this.threads > 1 && nHead <= (1 << 20) && maxPos + 1 >= DEC_ROWS_MIN ? decRowsLayout(headDim, maxPos, nHead, nKvHead || nHead, this.threads).total : 0));
     if (nKvHead) this.kv.grow(attnKvBytes(nKvHead, headDim, maxPos));
   }
 
@@ -173,6 +190,7 @@ export class Attention {
     // one token on several threads: chunks of a few heads (each chunk's slot of the scratch is r0 / slice);
     // else one slice per thread
     const fine = threads > 1 && nTokens === 1 && !batch;
+    if (fine && (p.pairs ?? p.maxPos + 1) >= DEC_ROWS_MIN && headDim % 16 === 0) { this.decodeRows(p); return; }
     const slice = fine ? decodeChunkHeads(nHead, threads) : Math.ceil(items / threads);
     const heads = fine ? Math.min(slice, decodeHeads(headDim, nHead)) : decodeHeads(headDim, nHead);
     const perThread = ggmlAttnScratchBytes(headDim, p.maxPos, heads);
@@ -196,6 +214,26 @@ export class Attention {
       i32[b + (abi.AG_KF >> 2)] = kv; i32[b + (abi.AG_VT >> 2)] = vt; i32[b + (abi.AG_P16 >> 2)] = p16;
     }
     this.pool.dispatchChunked(KERNEL_INDEX.attn_ggml, items, slice, work, pp);
+  }
+
+  /** one token over a deep cache: attn_dec_scores / _softmax / _v / _out, each thread streaming whole cache rows */
+  private decodeRows(p: GgmlAttentionArgs): void {
+    const { nHead, nKvHead, headDim } = p;
+    const L = decRowsLayout(headDim, p.maxPos, nHead, nKvHead, this.threads);
+    const rows = p.pairs ?? p.maxPos + 1;
+    const blk = Math.max(64, alignUp(Math.ceil(rows / (this.threads * DEC_ROW_ITEMS_PER_THREAD)), 16));
+    const nS = Math.ceil(rows / blk);
+    const base = this.scratch.grow(L.total);
+    const sc = base + L.items * L.slot, mx = sc + nHead * L.scLen, acc = mx + L.mxBytes;
+    const pp = this.writeParams(p, nKvHead * headDim * 2, base, L.slot, 1, false, 0, false);
+    const i32 = this.heap.i32All(), b = pp >> 2;
+    i32[b + (abi.AG_DR_BLOCK >> 2)] = blk; i32[b + (abi.AG_DR_SC >> 2)] = sc; i32[b + (abi.AG_DR_SCLEN >> 2)] = L.scLen;
+    i32[b + (abi.AG_DR_MX >> 2)] = mx; i32[b + (abi.AG_DR_ACC >> 2)] = acc; i32[b + (abi.AG_DR_ITEMS >> 2)] = nS;
+    const work = rows * nHead * headDim * 4;
+    this.pool.dispatchChunkedMin(nS, KERNEL_INDEX.attn_dec_scores, nS, 1, work, pp);
+    this.pool.dispatchChunked(KERNEL_INDEX.attn_dec_softmax, nHead, 1, work, pp);
+    this.pool.dispatchChunkedMin(4, KERNEL_INDEX.attn_dec_v, 4, 1, work, pp);
+    this.pool.dispatchChunked(KERNEL_INDEX.attn_dec_out, nHead, 1, work, pp);
   }
 
   /** the kernels' parameter block (kernels/abi.ts AG_*), written once per call into the reserved region */
