@@ -78,6 +78,11 @@ export function ggmlAttnScratchBytes(headDim: number, maxPos: number, heads = de
  *  four dispatches instead of one, repaid from here on by every thread streaming whole rows (qwen3-0.6b on 2
  *  threads against the split by heads: tg @ d64 0.88x, d100 1.03x, d200 1.03x, d512 1.17x, d1024 1.23x, d4096 1.47x) */
 export const DEC_ROWS_MIN = 128;
+/** the cache rows one decode token sees (its window's at most) */
+function decodeRowsSeen(p: GgmlAttentionArgs): number {
+  const rows = p.pairs ?? p.maxPos + 1;
+  return p.window > 0 ? Math.min(rows, p.window) : rows;
+}
 /** attn_dec_scores' items per thread */
 const DEC_ROW_ITEMS_PER_THREAD = 2;
 
@@ -190,7 +195,7 @@ export class Attention {
     // one token on several threads: chunks of a few heads (each chunk's slot of the scratch is r0 / slice);
     // else one slice per thread
     const fine = threads > 1 && nTokens === 1 && !batch;
-    if (fine && (p.pairs ?? p.maxPos + 1) >= DEC_ROWS_MIN && headDim % 16 === 0) { this.decodeRows(p); return; }
+    if (fine && decodeRowsSeen(p) >= DEC_ROWS_MIN && headDim % 16 === 0) { this.decodeRows(p); return; }
     const slice = fine ? decodeChunkHeads(nHead, threads) : Math.ceil(items / threads);
     const heads = fine ? Math.min(slice, decodeHeads(headDim, nHead)) : decodeHeads(headDim, nHead);
     const perThread = ggmlAttnScratchBytes(headDim, p.maxPos, heads);
@@ -220,7 +225,7 @@ export class Attention {
   private decodeRows(p: GgmlAttentionArgs): void {
     const { nHead, nKvHead, headDim } = p;
     const L = decRowsLayout(headDim, p.maxPos, nHead, nKvHead, this.threads);
-    const rows = p.pairs ?? p.maxPos + 1;
+    const rows = decodeRowsSeen(p);
     const blk = Math.max(64, alignUp(Math.ceil(rows / (this.threads * DEC_ROW_ITEMS_PER_THREAD)), 16));
     const nS = Math.ceil(rows / blk);
     const base = this.scratch.grow(L.total);
