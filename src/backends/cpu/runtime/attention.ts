@@ -86,13 +86,17 @@ function decodeRowsSeen(p: GgmlAttentionArgs): number {
 /** attn_dec_scores' items per thread */
 const DEC_ROW_ITEMS_PER_THREAD = 2;
 
-/** the row-split decode's layout for these shapes: per-item slot bytes, score row bytes, and each region's size */
-export function decRowsLayout(headDim: number, maxPos: number, nHead: number, nKvHead: number, threads: number) {
-  const items = Math.max(4, threads * DEC_ROW_ITEMS_PER_THREAD + 1);
-  const slot = alignUp(Math.max(2 * nHead * headDim * 4 + 256 + nHead * 4, 16 * (abi.DEC_SB / 64) * nKvHead * headDim * 2), 64);
-  const scLen = alignUp((maxPos + 1 + 32 + 1) * 4, 64);
-  const accBytes = nHead * headDim * 4 * 65, mxBytes = alignUp(items * nHead * 4, 64);
-  return { items, slot, scLen, accBytes, mxBytes, total: items * slot + nHead * scLen + mxBytes + accBytes };
+/** the row-split decode's layout: per-item slot bytes, score row bytes, and each region's size */
+export interface DecRowsLayout { items: number; slot: number; scLen: number; accBytes: number; mxBytes: number; total: number }
+/** fills `L` for these shapes (in place: decode calls it per token and must not allocate) */
+export function decRowsLayout(headDim: number, maxPos: number, nHead: number, nKvHead: number, threads: number,
+  L: DecRowsLayout = { items: 0, slot: 0, scLen: 0, accBytes: 0, mxBytes: 0, total: 0 }): DecRowsLayout {
+  L.items = Math.max(4, threads * DEC_ROW_ITEMS_PER_THREAD + 1);
+  L.slot = alignUp(Math.max(2 * nHead * headDim * 4 + 256 + nHead * 4, 16 * (abi.DEC_SB / 64) * nKvHead * headDim * 2), 64);
+  L.scLen = alignUp((maxPos + 1 + 32 + 1) * 4, 64);
+  L.accBytes = nHead * headDim * 4 * 65; L.mxBytes = alignUp(L.items * nHead * 4, 64);
+  L.total = L.items * L.slot + nHead * L.scLen + L.mxBytes + L.accBytes;
+  return L;
 }
 
 /** attn_flash's scratch per thread: two heads' rounded queries and f16-exact accumulators (headDim f32 each), vs and ms of FLASH_CH rows per head, 128 bytes of dot sums */
@@ -109,6 +113,8 @@ export class Attention {
   private readonly scratch: ScratchRegion;
   private readonly kv: ScratchRegion;
   private readonly params: ScratchRegion;
+  /** the row-split decode's layout, refilled per call (no allocation) */
+  private readonly rowsLayout: DecRowsLayout = { items: 0, slot: 0, scLen: 0, accBytes: 0, mxBytes: 0, total: 0 };
 
   constructor(private readonly heap: WasmHeap, private readonly pool: ThreadPool, private readonly threads: number, private readonly minWork: number) {
     this.scratch = new ScratchRegion(heap);
@@ -224,7 +230,7 @@ export class Attention {
   /** one token over a deep cache: attn_dec_scores / _softmax / _v / _out, each thread streaming whole cache rows */
   private decodeRows(p: GgmlAttentionArgs): void {
     const { nHead, nKvHead, headDim } = p;
-    const L = decRowsLayout(headDim, p.maxPos, nHead, nKvHead, this.threads);
+    const L = decRowsLayout(headDim, p.maxPos, nHead, nKvHead, this.threads, this.rowsLayout);
     const rows = decodeRowsSeen(p);
     const blk = Math.max(64, alignUp(Math.ceil(rows / (this.threads * DEC_ROW_ITEMS_PER_THREAD)), 16));
     const nS = Math.ceil(rows / blk);
