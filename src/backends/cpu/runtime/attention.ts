@@ -241,9 +241,9 @@ export class Attention {
     i32[b + (abi.AG_DR_BLOCK >> 2)] = blk; i32[b + (abi.AG_DR_SC >> 2)] = sc; i32[b + (abi.AG_DR_SCLEN >> 2)] = L.scLen;
     i32[b + (abi.AG_DR_MX >> 2)] = mx; i32[b + (abi.AG_DR_ACC >> 2)] = acc; i32[b + (abi.AG_DR_ITEMS >> 2)] = nS;
     const work = rows * nHead * headDim * 4;
-    this.pool.dispatchChunkedMin(nS, KERNEL_INDEX.attn_dec_scores, nS, 1, work, pp);
+    this.pool.dispatchChunked(KERNEL_INDEX.attn_dec_scores, nS, 1, work, pp);
     this.pool.dispatchChunked(KERNEL_INDEX.attn_dec_softmax, nHead, 1, work, pp);
-    this.pool.dispatchChunkedMin(4, KERNEL_INDEX.attn_dec_v, 4, 1, work, pp);
+    this.pool.dispatchChunked(KERNEL_INDEX.attn_dec_v, 4, 1, work, pp);
     this.pool.dispatchChunked(KERNEL_INDEX.attn_dec_out, nHead, 1, work, pp);
   }
 
