@@ -357,31 +357,8 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
         for (let l = 0; l < 64; l++) {
           let j0 = sb + l;
           if (j0 < lo) j0 += 64;
-          const ap0 = acc + i0 * hb * 65 + (<usize>l << 4), ap1 = ap0 + hb * 65;
-          const lrow = vcp + <usize>(l * nb) * span + vo;
-          for (let d: usize = 0; d < hb; d += 64) {
-            const z = f32x4.splat(0);
-            let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
-            if (!first) {
-              const g0 = ap0 + d * 65, g1 = ap1 + d * 65;
-              a0 = v128.load(g0); a1 = v128.load(g0, 1040); a2 = v128.load(g0, 2080); a3 = v128.load(g0, 3120);
-              if (two) { b0 = v128.load(g1); b1 = v128.load(g1, 1040); b2 = v128.load(g1, 2080); b3 = v128.load(g1, 3120); }
-            }
-            for (let j = j0; j < end; j += 64) {
-              const vp = lrow + <usize>((j - sb) >> 6) * span + (d >> 1);
-              const y0 = v128.load(vp), y1 = v128.load(vp, 16);
-              const x0 = f16_even_bits(y0), x1 = f16_odd_bits(y0), x2 = f16_even_bits(y1), x3 = f16_odd_bits(y1);
-              const w0 = v128.load32_splat(w0p + (<usize>j << 2));
-              a0 = madd(w0, x0, a0); a1 = madd(w0, x1, a1); a2 = madd(w0, x2, a2); a3 = madd(w0, x3, a3);
-              if (two) {
-                const w1 = v128.load32_splat(w1p + (<usize>j << 2));
-                b0 = madd(w1, x0, b0); b1 = madd(w1, x1, b1); b2 = madd(w1, x2, b2); b3 = madd(w1, x3, b3);
-              }
-            }
-            const g0 = ap0 + d * 65, g1 = ap1 + d * 65;
-            v128.store(g0, a0); v128.store(g0, a1, 1040); v128.store(g0, a2, 2080); v128.store(g0, a3, 3120);
-            if (two) { v128.store(g1, b0); v128.store(g1, b1, 1040); v128.store(g1, b2, 2080); v128.store(g1, b3, 3120); }
-          }
+          const ap0 = acc + i0 * hb * 65 + (<usize>l << 4);
+          v_lane_pass(ap0, ap0 + hb * 65, vcp + <usize>(l * nb) * span + vo, span, sb, j0, end, w0p, w1p, hb, two, first);
         }
         h += two ? 2 : 1;
       }
@@ -503,31 +480,8 @@ export function attn_dec_v(r0: i32, r1: i32, pp: usize): void {
         for (let l = l0; l < l0 + 16; l++) {
           let j0 = sb + l;
           if (j0 < lo) j0 += 64;
-          const ap0 = acc + i0 * hb * 65 + (<usize>l << 4), ap1 = ap0 + hb * 65;
-          const lrow = vcp + <usize>((l - l0) * nb) * span + vo;
-          for (let d: usize = 0; d < hb; d += 64) {
-            const z = f32x4.splat(0);
-            let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
-            if (!first) {
-              const g0 = ap0 + d * 65, g1 = ap1 + d * 65;
-              a0 = v128.load(g0); a1 = v128.load(g0, 1040); a2 = v128.load(g0, 2080); a3 = v128.load(g0, 3120);
-              if (two) { b0 = v128.load(g1); b1 = v128.load(g1, 1040); b2 = v128.load(g1, 2080); b3 = v128.load(g1, 3120); }
-            }
-            for (let j = j0; j < end; j += 64) {
-              const vp = lrow + <usize>((j - sb) >> 6) * span + (d >> 1);
-              const y0 = v128.load(vp), y1 = v128.load(vp, 16);
-              const x0 = f16_even_bits(y0), x1 = f16_odd_bits(y0), x2 = f16_even_bits(y1), x3 = f16_odd_bits(y1);
-              const w0 = v128.load32_splat(w0p + (<usize>j << 2));
-              a0 = madd(w0, x0, a0); a1 = madd(w0, x1, a1); a2 = madd(w0, x2, a2); a3 = madd(w0, x3, a3);
-              if (two) {
-                const w1 = v128.load32_splat(w1p + (<usize>j << 2));
-                b0 = madd(w1, x0, b0); b1 = madd(w1, x1, b1); b2 = madd(w1, x2, b2); b3 = madd(w1, x3, b3);
-              }
-            }
-            const g0 = ap0 + d * 65, g1 = ap1 + d * 65;
-            v128.store(g0, a0); v128.store(g0, a1, 1040); v128.store(g0, a2, 2080); v128.store(g0, a3, 3120);
-            if (two) { v128.store(g1, b0); v128.store(g1, b1, 1040); v128.store(g1, b2, 2080); v128.store(g1, b3, 3120); }
-          }
+          const ap0 = acc + i0 * hb * 65 + (<usize>l << 4);
+          v_lane_pass(ap0, ap0 + hb * 65, vcp + <usize>((l - l0) * nb) * span + vo, span, sb, j0, end, w0p, w1p, hb, two, first);
         }
         h += two ? 2 : 1;
       }
@@ -569,6 +523,35 @@ export function attn_dec_out(r0: i32, r1: i32, pp: usize): void {
   }
   v128.store(tmp + (g << 4), f32x4.add(f32x4.add(s0, s2), f32x4.add(s1, s3)));
   v128.store(tmp + 64 + (g << 4), f32x4.add(f32x4.add(t0, t2), f32x4.add(t1, t3)));
+}
+// V . weights for lane l of one head (or a GQA pair: two) over a superblock's rows j0, j0 + 64, ... < end, 16 dims
+// at a time in registers: the lane's accumulators at ap0 / ap1 (4-dim groups 1040 bytes apart; zero when first),
+// its V rows copied in lane order at lrow (span bytes apart, unscaled f16 bits), the weights (x 2^112) at w0p / w1p
+@inline function v_lane_pass(ap0: usize, ap1: usize, lrow: usize, span: usize, sb: i32, j0: i32, end: i32, w0p: usize, w1p: usize,
+  hb: usize, two: bool, first: bool): void {
+  for (let d: usize = 0; d < hb; d += 64) {
+    const z = f32x4.splat(0);
+    let a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
+    if (!first) {
+      const g0 = ap0 + d * 65, g1 = ap1 + d * 65;
+      a0 = v128.load(g0); a1 = v128.load(g0, 1040); a2 = v128.load(g0, 2080); a3 = v128.load(g0, 3120);
+      if (two) { b0 = v128.load(g1); b1 = v128.load(g1, 1040); b2 = v128.load(g1, 2080); b3 = v128.load(g1, 3120); }
+    }
+    for (let j = j0; j < end; j += 64) {
+      const vp = lrow + <usize>((j - sb) >> 6) * span + (d >> 1);
+      const y0 = v128.load(vp), y1 = v128.load(vp, 16);
+      const x0 = f16_even_bits(y0), x1 = f16_odd_bits(y0), x2 = f16_even_bits(y1), x3 = f16_odd_bits(y1);
+      const w0 = v128.load32_splat(w0p + (<usize>j << 2));
+      a0 = madd(w0, x0, a0); a1 = madd(w0, x1, a1); a2 = madd(w0, x2, a2); a3 = madd(w0, x3, a3);
+      if (two) {
+        const w1 = v128.load32_splat(w1p + (<usize>j << 2));
+        b0 = madd(w1, x0, b0); b1 = madd(w1, x1, b1); b2 = madd(w1, x2, b2); b3 = madd(w1, x3, b3);
+      }
+    }
+    const g0 = ap0 + d * 65, g1 = ap1 + d * 65;
+    v128.store(g0, a0); v128.store(g0, a1, 1040); v128.store(g0, a2, 2080); v128.store(g0, a3, 3120);
+    if (two) { v128.store(g1, b0); v128.store(g1, b1, 1040); v128.store(g1, b2, 2080); v128.store(g1, b3, 3120); }
+  }
 }
 // f16 bits placed as f32 bits of the value / 2^112 (finite values; f16x4 without its multiply): even / odd f16
 // of a v128 (dims 0,2,4,6 / 1,3,5,7)
