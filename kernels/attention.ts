@@ -305,15 +305,7 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
     const lo0 = stride > 0 ? p0 - p0 % stride : 0;
     const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
     const qp = q + <usize>t * qs;
-    for (let i: usize = <usize>ha * hb; i < <usize>hz * hb; i += 16) v128.store(qh + i - <usize>ha * hb, round_f16x4(v128.load(qp + i)));
-    if (paired) {
-      const up = f32x4.splat(reinterpret<f32>(0x77800000));
-      for (let i: usize = 0; i < <usize>(hz - ha) * hb; i += 32) {
-        const a = v128.load(qh + i), b = v128.load(qh + i, 16);
-        v128.store(qz + i, f32x4.mul(i32x4.shuffle(a, b, 0, 2, 4, 6), up));
-        v128.store(qz + i, f32x4.mul(i32x4.shuffle(a, b, 1, 3, 5, 7), up), 16);
-      }
-    }
+    decode_queries(qp + <usize>ha * hb, qh, qz, <usize>(hz - ha) * hb, paired);
     // K . q for every head, row by row; the maxima in tmp's slots... kept in the score rows' first free slot
     for (let h = ha; h < hz; h++) store<f32>(mxSlot(sc, scLen, h - ha, p0), -Infinity);
     for (let j = lo; j <= p0; j++) {
@@ -404,15 +396,7 @@ export function attn_dec_scores(r0: i32, r1: i32, pp: usize): void {
   for (let b = r0; b < r1; b++) {
     const scr = <usize>load<i32>(pp, AG_SCRATCH) + <usize>b * <usize>load<i32>(pp, AG_SCRATCH_BYTES);
     const qh = scr, qz = qh + dims, tmp = qz + dims, mx = tmp + 256;
-    for (let i: usize = 0; i < dims; i += 16) v128.store(qh + i, round_f16x4(v128.load(q + i)));
-    if (paired) {
-      const up = f32x4.splat(reinterpret<f32>(0x77800000));
-      for (let i: usize = 0; i < dims; i += 32) {
-        const a = v128.load(qh + i), c = v128.load(qh + i, 16);
-        v128.store(qz + i, f32x4.mul(i32x4.shuffle(a, c, 0, 2, 4, 6), up));
-        v128.store(qz + i, f32x4.mul(i32x4.shuffle(a, c, 1, 3, 5, 7), up), 16);
-      }
-    }
+    decode_queries(q, qh, qz, dims, paired);
     for (let h = 0; h < nHead; h++) store<f32>(mx + (<usize>h << 2), -Infinity);
     const j1 = min(p0 + 1, lo + (b + 1) * blk);
     for (let j = lo + b * blk; j < j1; j++) {
@@ -523,6 +507,18 @@ export function attn_dec_out(r0: i32, r1: i32, pp: usize): void {
   }
   v128.store(tmp + (g << 4), f32x4.add(f32x4.add(s0, s2), f32x4.add(s1, s3)));
   v128.store(tmp + 64 + (g << 4), f32x4.add(f32x4.add(t0, t2), f32x4.add(t1, t3)));
+}
+// the decode queries: `bytes` of f32 at qp rounded to f16 into qh and, for GQA pairs (paired), also x 2^112 in the
+// 8-wide lane order (0,2,4,6 | 1,3,5,7 per 8 dims) into qz
+@inline function decode_queries(qp: usize, qh: usize, qz: usize, bytes: usize, paired: bool): void {
+  for (let i: usize = 0; i < bytes; i += 16) v128.store(qh + i, round_f16x4(v128.load(qp + i)));
+  if (!paired) return;
+  const up = f32x4.splat(reinterpret<f32>(0x77800000));
+  for (let i: usize = 0; i < bytes; i += 32) {
+    const a = v128.load(qh + i), b = v128.load(qh + i, 16);
+    v128.store(qz + i, f32x4.mul(i32x4.shuffle(a, b, 0, 2, 4, 6), up));
+    v128.store(qz + i, f32x4.mul(i32x4.shuffle(a, b, 1, 3, 5, 7), up), 16);
+  }
 }
 // V . weights for lane l of one head (or a GQA pair: two) over a superblock's rows j0, j0 + 64, ... < end, 16 dims
 // at a time in registers: the lane's accumulators at ap0 / ap1 (4-dim groups 1040 bytes apart; zero when first),
