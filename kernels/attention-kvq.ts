@@ -4,6 +4,7 @@ import { h2f } from './common/f16';
 import { f32x4_of, fma2, fma2_tie, hi_f64, hsum_float_8, lo_f64, round2, tie_any } from './common/fmaf';
 import { expf_glibc } from './common/glibc';
 import { tanhf } from './common/libm';
+import { window_start } from './common/window';
 import { q8_0_lanes, q8_0_lanes_hi } from './mm/q8_0';
 
 // ---------------------------------------------------------------------------------------------
@@ -34,8 +35,7 @@ export function attn_flash_q8(r0: i32, r1: i32, pp: usize): void {
     const t = r / nHead, h = r - t * nHead;
     const kvo = <usize>(h / gqa) * headBytes;
     const p0 = load<i32>(pos + (<usize>t << 2));
-    const lo0 = stride > 0 ? p0 - p0 % stride : 0;
-    const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
+    const lo = window_start(p0, stride, window);
     const qp = q + <usize>t * qs + <usize>h * hb;
     for (let b: usize = 0; b < <usize>nb; b++) q8_0_block(qp + (b << 7), qq + b * 34, false);
     for (let i: usize = 0; i < hb; i += 16) v128.store(acc + i, f32x4.splat(0));

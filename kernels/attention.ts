@@ -4,6 +4,7 @@ import { expf_glibc } from './common/glibc';
 import { tanhf } from './common/libm';
 import { f2h, f16x4, h2f, h2f4, h2f4_finite, round_f16x4 } from './common/f16';
 import { dot_f16_vec, dot_f16_vec2 } from './common/f16-dot';
+import { window_start } from './common/window';
 import { fma2, f32x4_of, hi_f64, lo_f64, reduce_add_16 } from './common/fmaf';
 
 // ---------------------------------------------------------------------------------------------
@@ -40,8 +41,7 @@ export function attn_ggml(r0: i32, r1: i32, pp: usize): void {
     const t = r / nHead, h = r - t * nHead;
     const kvo = <usize>(h / gqa) * (<usize>hd << 1);
     const p0 = load<i32>(pos + (<usize>t << 2));
-    const lo0 = stride > 0 ? p0 - p0 % stride : 0;
-    const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
+    const lo = window_start(p0, stride, window);
     const qp = q + <usize>t * qs + <usize>h * hb;
     for (let i = 0; i < hd; i++) store<f32>(qh + (<usize>i << 2), h2f(f2h(load<f32>(qp + (<usize>i << 2)))));
     let mx = -Infinity;
@@ -140,8 +140,7 @@ function attn_ggml_batch(r0: i32, r1: i32, pp: usize, scr: usize): void {
     const t = (tk & 1) != 0 ? nTok - 1 - (tk >> 1) : tk >> 1;
     const g = <usize>(h / gqa);
     const p0 = load<i32>(pos + (<usize>t << 2));
-    const lo0 = stride > 0 ? p0 - p0 % stride : 0;
-    const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
+    const lo = window_start(p0, stride, window);
     const qp = q + <usize>t * qs + <usize>h * hb;
     for (let i: usize = 0; i < hb; i += 16) {
       v128.store(q0 + i, round_f16x4(v128.load(qp + i)));
@@ -302,8 +301,7 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
     // heads [ha, hb) of token t: up to maxh of this thread's items
     const t = r / nHead, ha = r - t * nHead, hz = min(min(nHead, ha + maxh), ha + (r1 - r));
     const p0 = load<i32>(pos + (<usize>t << 2));
-    const lo0 = stride > 0 ? p0 - p0 % stride : 0;
-    const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
+    const lo = window_start(p0, stride, window);
     const qp = q + <usize>t * qs;
     decode_queries(qp + <usize>ha * hb, qh, qz, <usize>(hz - ha) * hb, paired);
     // K . q for every head, row by row; the maxima in tmp's slots... kept in the score rows' first free slot
@@ -382,8 +380,7 @@ function attn_ggml_decode(r0: i32, r1: i32, pp: usize, scr: usize): void {
 @inline function dr_lo(pp: usize): i32 {
   const p0 = load<i32>(<usize>load<i32>(pp, AG_POSITIONS));
   const stride = load<i32>(pp, AG_SEQ_STRIDE), window = load<i32>(pp, AG_WINDOW);
-  const lo0 = stride > 0 ? p0 - p0 % stride : 0;
-  return window > 0 ? max(lo0, p0 - window + 1) : lo0;
+  return window_start(p0, stride, window);
 }
 export function attn_dec_scores(r0: i32, r1: i32, pp: usize): void {
   const q = <usize>load<i32>(pp, AG_Q), k = <usize>load<i32>(pp, AG_K), kvs = <usize>load<i32>(pp, AG_KV_STRIDE);
@@ -651,8 +648,7 @@ function flash_tiled2(t: i32, h: i32, pp: usize, scr: usize): bool { return flas
   const vs0 = scr + 4 * hb, ms0 = vs0 + (FLASH_CH << 2), vs1 = ms0 + (FLASH_CH << 2), ms1 = vs1 + (FLASH_CH << 2);
   const kvo = <usize>(h / gqa) * (<usize>hd << 1);
   const p0 = load<i32>(pos + (<usize>t << 2));
-  const lo0 = stride > 0 ? p0 - p0 % stride : 0;
-  const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
+  const lo = window_start(p0, stride, window);
   const qp = q + <usize>t * qs + <usize>h * hb;
   for (let i: usize = 0; i < hb; i += 16) {
     v128.store(qh0 + i, round_f16x4(v128.load(qp + i)));
@@ -763,8 +759,7 @@ function flash_head(t: i32, h: i32, pp: usize, scr: usize): void {
   {
     const kvo = <usize>(h / gqa) * (<usize>hd << 1);
     const p0 = load<i32>(pos + (<usize>t << 2));
-    const lo0 = stride > 0 ? p0 - p0 % stride : 0;
-    const lo = window > 0 ? max(lo0, p0 - window + 1) : lo0;
+    const lo = window_start(p0, stride, window);
     const qp = q + <usize>t * qs + <usize>h * hb;
     for (let i: usize = 0; i < hb; i += 16) {
       v128.store(qh + i, round_f16x4(v128.load(qp + i)));
@@ -860,7 +855,8 @@ function flash_head(t: i32, h: i32, pp: usize, scr: usize): void {
     v128.store(sp, f32x4.mul(round_f16x4(f32x4.mul(v128.load(sp, 48), iv)), up), 48);
   }
 }
-// ggml's 16-lane reduction of 4 consecutive dims' 64 lanes (store4_reduce64's adds), returned
+// reduce_add_16 over the 16 lanes of 4 consecutive dims at once (lane-wise the same adds, so the same bits as
+// reduce_add_16(vec_lanes(..)) per dim): lanes c, c+8, c+4, c+12 -> r_c, then (r0 + r2) + (r1 + r3), returned
 @inline function reduce64_4(p: usize, stride: usize): v128 {
   const r0 = f32x4.add(f32x4.add(lane4(p, stride, 0), lane4(p, stride, 8)), f32x4.add(lane4(p, stride, 4), lane4(p, stride, 12)));
   const r1 = f32x4.add(f32x4.add(lane4(p, stride, 1), lane4(p, stride, 9)), f32x4.add(lane4(p, stride, 5), lane4(p, stride, 13)));
@@ -919,15 +915,6 @@ export function attn_kv_f32(r0: i32, r1: i32, pp: usize): void {
 // lane l of ggml_vec_dot_f16's 16 for 4 consecutive dims: (acc[l] + acc[32+l]) + (acc[16+l] + acc[48+l])
 @inline function lane4(p: usize, stride: usize, l: usize): v128 {
   return f32x4.add(f32x4.add(v128.load(p + l * stride), v128.load(p + (l + 32) * stride)), f32x4.add(v128.load(p + (l + 16) * stride), v128.load(p + (l + 48) * stride)));
-}
-// reduce_add_16 over the 16 lanes of 4 consecutive dims at once (lane-wise the same adds, so the same bits as
-// reduce_add_16(vec_lanes(..)) per dim): lanes c, c+8, c+4, c+12 -> r_c, then (r0 + r2) + (r1 + r3)
-@inline function store4_reduce64(p: usize, stride: usize, out: usize): void {
-  const r0 = f32x4.add(f32x4.add(lane4(p, stride, 0), lane4(p, stride, 8)), f32x4.add(lane4(p, stride, 4), lane4(p, stride, 12)));
-  const r1 = f32x4.add(f32x4.add(lane4(p, stride, 1), lane4(p, stride, 9)), f32x4.add(lane4(p, stride, 5), lane4(p, stride, 13)));
-  const r2 = f32x4.add(f32x4.add(lane4(p, stride, 2), lane4(p, stride, 10)), f32x4.add(lane4(p, stride, 6), lane4(p, stride, 14)));
-  const r3 = f32x4.add(f32x4.add(lane4(p, stride, 3), lane4(p, stride, 11)), f32x4.add(lane4(p, stride, 7), lane4(p, stride, 15)));
-  v128.store(out, f32x4.add(f32x4.add(r0, r2), f32x4.add(r1, r3)));
 }
 @inline function vec_lanes(p: usize, stride: usize, l0: i32): v128 {
   return f32x4.add(f32x4.add(gather4(p, stride, l0), gather4(p, stride, l0 + 32)), f32x4.add(gather4(p, stride, l0 + 16), gather4(p, stride, l0 + 48)));

@@ -25,7 +25,7 @@
 // kernels keep their own (faster, free) order.
 //
 // Files, one concern each (as ggml-cpu): abi.ts (parameter-block layouts shared with the runtime),
-// common/ (f16 conversion, SIMD reductions, emulated fmaf, v_expf, f16 dot orders, K-quant scale helpers),
+// common/ (f16 conversion, SIMD reductions, emulated fmaf, v_expf, f16 dot orders, K-quant scale helpers, a token's first cache row),
 // act/quantize.ts (activation quantizers and their side tables), mm/ (one file per weight type family,
 // repack.ts the 4-row layouts), norm.ts, elementwise.ts, rope.ts, attention.ts, selftest.ts.
 // The kernel ids are not kept here: scripts/build-kernels.mjs reads the export names from the compiled
